@@ -1,0 +1,112 @@
+// Demuxing and decoding with libavformat/libavcodec (send/receive API, frame threading).
+// The only part of the project, with media_writer, that knows FFmpeg. Decoded pictures are
+// delivered in one of the PixelFormats of kernels/image.hpp (converted with libswscale when the
+// decoder's own format is not one of them, with a warning); other streams' packets are handed
+// out untouched for stream copy.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/image.hpp"
+
+struct AVPacket;
+struct AVFormatContext;
+
+namespace hazefree::io {
+
+// Every I/O failure: the message names the input/output and the cause, on one line,
+// e.g. "in.mp4: No such file or directory".
+struct IoError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Rational {
+  int num = 0;
+  int den = 1;
+  double value() const { return den ? double(num) / den : 0.0; }
+};
+
+// An owned packet of a non-video input stream, passed through to the writer unchanged.
+struct PacketDeleter {
+  void operator()(AVPacket* packet) const;
+};
+using Packet = std::unique_ptr<AVPacket, PacketDeleter>;
+
+struct InputOptions {
+  std::string url;              // path, URL, "-" for stdin, /dev/videoN
+  std::string format;           // forced input format ("v4l2", "rawvideo", "yuv4mpegpipe"...), empty = probe
+  std::map<std::string, std::string> format_options;  // demuxer options (video_size, framerate, pixel_format...)
+  int decoder_threads = 0;      // codec frame threads, 0 = automatic
+  bool low_delay = false;       // live sources: no probing delay, low-delay decoding
+};
+
+// What the writer needs to know about the input video and its companions.
+struct VideoInfo {
+  int width = 0;
+  int height = 0;
+  PixelFormat format = PixelFormat::yuv420p;  // format of the frames read() delivers
+  std::string source_pixel_format;            // the decoder's own (e.g. "yuv420p10le")
+  ColorMatrix matrix = ColorMatrix::bt601;    // resolved (unspecified -> SPEC 3 default)
+  ColorRange range = ColorRange::limited;     // resolved (unspecified -> limited for YUV)
+  int color_primaries = 2;                    // AVColorPrimaries, 2 = unspecified
+  int color_transfer = 2;                     // AVColorTransferCharacteristic
+  int color_space = 2;                        // AVColorSpace as the stream said it
+  int color_range_tag = 0;                    // AVColorRange as the stream said it
+  Rational time_base;                         // of the input video stream
+  Rational frame_rate;                        // average (or guessed) frame rate, 0/1 unknown
+  Rational sample_aspect_ratio;               // 0/1 unknown
+  double rotation_degrees = 0.0;              // from the display matrix side data
+  std::int64_t frame_count = 0;               // from the container, 0 = unknown
+  double duration_seconds = 0.0;              // 0 = unknown
+  bool still_image = false;                   // png/jpeg/bmp single picture
+  bool live = false;                          // device, pipe or network source
+  std::string codec_name;
+  std::string container_name;
+};
+
+// One decoded picture; its pixels belong to the reader and stay valid until the next read().
+struct DecodedFrame {
+  ImageView view;
+  std::int64_t pts = 0;        // in VideoInfo::time_base (best effort timestamp)
+  std::int64_t duration = 0;   // in VideoInfo::time_base, 0 unknown
+  std::int64_t capture_us = 0; // steady-clock microseconds when the decoder returned it
+};
+
+class MediaReader {
+ public:
+  enum class Item { video_frame, packet, end };
+
+  explicit MediaReader(const InputOptions& options);  // throws IoError
+  ~MediaReader();
+  MediaReader(const MediaReader&) = delete;
+  MediaReader& operator=(const MediaReader&) = delete;
+
+  const VideoInfo& video() const;
+  // Next item in input order: a decoded frame (see frame()), a packet of another stream to copy
+  // (see take_packet()), or the end (decoder flushed). Throws IoError on fatal errors;
+  // recoverable decode errors are skipped, counted and warned about.
+  Item read();
+  const DecodedFrame& frame() const;
+  Packet take_packet();
+
+  // Makes a blocked read() return Item::end soon (safe from any thread, e.g. a signal path).
+  void interrupt();
+  int decode_errors() const;
+  // Input streams other than the chosen video stream, copied packet for packet.
+  const std::vector<int>& copied_stream_indices() const;
+  // For the writer (same layer): the demuxer context, the chosen video stream index.
+  AVFormatContext* format_context() const;
+  int video_stream_index() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hazefree::io

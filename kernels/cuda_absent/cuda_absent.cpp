@@ -1,0 +1,17 @@
+// The CUDA backend's entry points in a build without CUDA.
+#include <stdexcept>
+
+#include "kernels/processor.hpp"
+
+namespace hazefree {
+
+bool cuda_available(std::string* why_not) {
+  if (why_not) *why_not = "this build of hazefree has no CUDA backend";
+  return false;
+}
+
+std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig&) {
+  throw std::runtime_error("the CUDA backend is not available: this build of hazefree has no CUDA support");
+}
+
+}  // namespace hazefree
