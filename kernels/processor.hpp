@@ -7,11 +7,18 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/image.hpp"
 #include "kernels/params.hpp"
 
 namespace hazefree {
+
+// Time of one stage of the last processed frame (CUDA events on the GPU, steady clock on the CPU).
+struct StageTime {
+  std::string name;
+  double ms = 0.0;
+};
 
 class FrameProcessor {
  public:
@@ -24,6 +31,8 @@ class FrameProcessor {
   virtual std::string description() const = 0;
   // The atmospheric light used for the last DCP frame (zeros before the first, or in HE/AHE).
   virtual std::array<float, 3> atmospheric_light() const { return {0.f, 0.f, 0.f}; }
+  // Per-stage times of the last frame, when the backend measures them (for `bench`).
+  virtual std::vector<StageTime> stage_times() const { return {}; }
 };
 
 // The CPU backend (OpenMP, `config.threads` threads; 1 = sequential). Throws
