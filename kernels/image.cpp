@@ -1,5 +1,6 @@
 #include "kernels/image.hpp"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace hazefree {
@@ -93,6 +94,21 @@ ImageView make_view(PixelFormat format, int width, int height, std::uint8_t* buf
     v.planes[i] = p;
   }
   return v;
+}
+
+void copy_image(const ImageView& src, ImageView& dst) {
+  if (src.format != dst.format || src.width != dst.width || src.height != dst.height)
+    throw std::invalid_argument("copy_image: format or size differs");
+  for (int i = 0; i < src.plane_count; ++i) {
+    const PlaneView& s = src.planes[i];
+    const PlaneView& d = dst.planes[i];
+    const std::size_t row = static_cast<std::size_t>(s.width) * bytes_per_sample(src.format, i);
+    for (int y = 0; y < s.height; ++y)
+      std::memcpy(d.data + static_cast<std::size_t>(y) * d.stride,
+                  s.data + static_cast<std::size_t>(y) * s.stride, row);
+  }
+  dst.matrix = src.matrix;
+  dst.range = src.range;
 }
 
 Image::Image(PixelFormat format, int width, int height, int row_align) {

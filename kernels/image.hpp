@@ -62,6 +62,9 @@ std::size_t frame_bytes(PixelFormat format, int width, int height, int row_align
 ImageView make_view(PixelFormat format, int width, int height, std::uint8_t* buffer,
                     int row_align = 1);
 
+// Copies the pixels of `src` into `dst` (same format and size; strides may differ).
+void copy_image(const ImageView& src, ImageView& dst);
+
 // Owning image with heap storage; for tests, stills and CPU scratch.
 class Image {
  public:

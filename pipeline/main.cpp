@@ -1,1 +1,84 @@
-int main() { return 0; }
+// hazefree: command-line entry point.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "io/media_reader.hpp"
+#include "pipeline/bench.hpp"
+#include "pipeline/options.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace {
+
+volatile std::sig_atomic_t g_signals = 0;
+
+// First signal: drain, flush and finish the output. Second: abort at once.
+extern "C" void on_stop_signal(int) {
+  if (++g_signals >= 2) {
+    static const char kMessage[] = "\nhazefree: aborted\n";
+    (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+    _exit(130);
+  }
+  hazefree::request_stop();
+}
+
+void install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: a blocked read returns and sees the stop request
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a closed output pipe is an error message, not a silent death
+}
+
+int run_main(int argc, char** argv) {
+  hazefree::RunOptions options;
+  std::string exit_message;
+  try {
+    if (!hazefree::parse_command_line(argc, argv, options, exit_message)) {
+      fmt::print("{}", exit_message);
+      return 0;
+    }
+  } catch (const hazefree::UsageError& e) {
+    fmt::print(stderr, "hazefree: {}\n", e.what());
+    return 2;
+  }
+
+  install_signal_handlers();
+  try {
+    const hazefree::RunSummary s = hazefree::run_pipeline(options);
+    if (!options.quiet) {
+      const double fps = s.seconds > 0 ? s.frames_out / s.seconds : 0.0;
+      std::string line = fmt::format("hazefree: {} frames in {:.2f} s ({:.1f} fps), {} on {}",
+                                     s.frames_out, s.seconds, fps, hazefree::to_string(options.processing.mode),
+                                     s.processor);
+      if (s.packets_copied) line += fmt::format(", {} packets copied", s.packets_copied);
+      if (s.decode_errors) line += fmt::format(", {} damaged frames skipped", s.decode_errors);
+      if (options.live)
+        line += fmt::format(", {} frames dropped, latency mean {:.1f} ms max {:.1f} ms", s.frames_dropped,
+                            s.latency_mean_ms, s.latency_max_ms);
+      if (s.interrupted) line += " (interrupted: output ends early)";
+      fmt::print(stderr, "{}\n", line);
+    }
+    return s.interrupted ? 130 : 0;
+  } catch (const hazefree::UsageError& e) {
+    fmt::print(stderr, "hazefree: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hazefree: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "bench") == 0) return hazefree::bench_main(argc - 1, argv + 1);
+  return run_main(argc, argv);
+}

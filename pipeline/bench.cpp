@@ -1,0 +1,419 @@
+#include "pipeline/bench.hpp"
+
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "io/media_reader.hpp"
+#include "kernels/processor.hpp"
+#include "pipeline/options.hpp"
+
+namespace hazefree {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A deterministic hazy-looking test frame: smooth gradients and texture under a haze veil that
+// thickens towards the top (so DCP has haze to remove and HE/AHE real histograms to work on).
+Image generate_frame(PixelFormat format, int width, int height, int seed) {
+  Image image(format, width, height);
+  ImageView& v = image.view();
+  std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
+  std::uniform_int_distribution<int> noise(-12, 12);
+  for (int p = 0; p < v.plane_count; ++p) {
+    PlaneView& plane = v.planes[p];
+    const int samples = plane.width * bytes_per_sample(format, p);
+    for (int y = 0; y < plane.height; ++y) {
+      std::uint8_t* row = plane.data + static_cast<std::size_t>(y) * plane.stride;
+      const double haze = 1.0 - double(y) / std::max(1, plane.height - 1);  // 1 at the top
+      for (int x = 0; x < samples; ++x) {
+        double value;
+        if (p == 0 || !is_yuv(format)) {
+          const double scene = 40 + 120 * (0.5 + 0.5 * std::sin(x * 0.02 + seed) * std::cos(y * 0.015)) +
+                               noise(rng);
+          value = scene * (1 - 0.7 * haze) + 220 * 0.7 * haze;
+        } else {
+          value = 128 + 20 * std::sin(x * 0.05 + p + seed) * (1 - haze);
+        }
+        row[x] = static_cast<std::uint8_t>(std::clamp(value, 0.0, 255.0));
+      }
+    }
+  }
+  return image;
+}
+
+struct BenchCase {
+  std::string label;            // "dcp", "ahe w=63 clip=0", ...
+  ProcessingConfig config;
+  int width = 0, height = 0;
+  // The seed paper's figures for this row (0 = none), per kind of backend.
+  double paper_sequential = 0.0, paper_openmp = 0.0, paper_gpu = 0.0;
+  std::string paper_unit;       // "ms/frame" or "ms/Mpixel"
+  std::string paper_source;
+};
+
+struct BenchResult {
+  std::string label;
+  std::string backend;
+  int width = 0, height = 0, frames = 0;
+  double median_ms = 0, mean_ms = 0, min_ms = 0;
+  std::vector<StageTime> stages;  // mean per stage
+  double paper_value = 0;
+  std::string paper_unit, paper_source;
+  double ms_per_mpixel() const { return median_ms / (double(width) * height / 1e6); }
+  double fps() const { return median_ms > 0 ? 1000.0 / median_ms : 0.0; }
+};
+
+BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int measured, int warmup) {
+  std::unique_ptr<FrameProcessor> processor =
+      c.config.backend == Backend::cuda ? make_cuda_processor(c.config) : make_cpu_processor(c.config);
+  Image out(frames[0].view().format, c.width, c.height);
+  std::vector<double> times;
+  std::map<std::string, double> stage_sum;
+  std::vector<std::string> stage_order;
+  for (int i = 0; i < warmup + measured; ++i) {
+    const ImageView& in = frames[static_cast<std::size_t>(i) % frames.size()].view();
+    const auto t0 = Clock::now();
+    processor->process(in, out.view());
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (i < warmup) continue;
+    times.push_back(ms);
+    for (const StageTime& s : processor->stage_times()) {
+      if (!stage_sum.count(s.name)) stage_order.push_back(s.name);
+      stage_sum[s.name] += s.ms;
+    }
+  }
+  BenchResult r;
+  r.label = c.label;
+  r.backend = processor->description();
+  r.width = c.width;
+  r.height = c.height;
+  r.frames = measured;
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  r.median_ms = sorted[sorted.size() / 2];
+  r.min_ms = sorted.front();
+  double total = 0;
+  for (double t : times) total += t;
+  r.mean_ms = total / times.size();
+  for (const std::string& name : stage_order) r.stages.push_back({name, stage_sum[name] / measured});
+  // The paper's column matching this backend.
+  if (c.config.backend == Backend::cuda) r.paper_value = c.paper_gpu;
+  else if (c.config.threads == 1) r.paper_value = c.paper_sequential;
+  else r.paper_value = c.paper_openmp;
+  r.paper_unit = c.paper_unit;
+  r.paper_source = c.paper_source;
+  return r;
+}
+
+std::string describe(const ProcessingConfig& c) {
+  switch (c.mode) {
+    case Mode::dcp: return "dcp";
+    case Mode::he: return fmt::format("he {}", to_string(c.color));
+    case Mode::ahe:
+      return c.ahe.clip > 0 ? fmt::format("clahe w={} clip={}", c.ahe.window, c.ahe.clip)
+                            : fmt::format("ahe w={}", c.ahe.window);
+  }
+  return "?";
+}
+
+void print_table(const std::vector<BenchResult>& results) {
+  fmt::print("{:<26} {:<28} {:>11} {:>10} {:>10} {:>10}  {}\n", "case", "backend", "size", "ms/frame",
+             "fps", "ms/Mpix", "paper");
+  for (const BenchResult& r : results) {
+    std::string paper;
+    if (r.paper_value > 0) paper = fmt::format("{} {} ({})", r.paper_value, r.paper_unit, r.paper_source);
+    fmt::print("{:<26} {:<28} {:>11} {:>10.3f} {:>10.1f} {:>10.3f}  {}\n", r.label, r.backend,
+               fmt::format("{}x{}", r.width, r.height), r.median_ms, r.fps(), r.ms_per_mpixel(), paper);
+    if (!r.stages.empty()) {
+      std::string stages = "    stages:";
+      for (const StageTime& s : r.stages) stages += fmt::format(" {} {:.3f}", s.name, s.ms);
+      fmt::print("{}\n", stages);
+    }
+  }
+}
+
+nlohmann::json to_json(const std::vector<BenchResult>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BenchResult& r : results) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (const StageTime& s : r.stages) stages[s.name] = s.ms;
+    rows.push_back({{"case", r.label},
+                    {"backend", r.backend},
+                    {"width", r.width},
+                    {"height", r.height},
+                    {"frames", r.frames},
+                    {"ms_per_frame_median", r.median_ms},
+                    {"ms_per_frame_mean", r.mean_ms},
+                    {"ms_per_frame_min", r.min_ms},
+                    {"fps", r.fps()},
+                    {"ms_per_mpixel", r.ms_per_mpixel()},
+                    {"stages_ms", stages},
+                    {"paper", r.paper_value > 0 ? nlohmann::json{{"value", r.paper_value},
+                                                                 {"unit", r.paper_unit},
+                                                                 {"source", r.paper_source}}
+                                                : nlohmann::json(nullptr)}});
+  }
+  return rows;
+}
+
+// The backends a bench row runs on: "all" = CPU sequential, CPU OpenMP, and CUDA when present.
+std::vector<ProcessingConfig> backend_variants(const ProcessingConfig& base, const std::string& backend,
+                                               int threads) {
+  std::vector<ProcessingConfig> out;
+  auto cpu = [&](int t) {
+    ProcessingConfig c = base;
+    c.backend = Backend::cpu;
+    c.threads = t;
+    out.push_back(c);
+  };
+  const bool all = backend == "all";
+  if (all) {
+    cpu(1);
+    if (omp_get_max_threads() > 1) cpu(threads);
+  } else if (backend == "cpu") {
+    cpu(threads);
+  }
+  if (all || backend == "cuda" || backend == "auto") {
+    std::string why;
+    if (cuda_available(&why)) {
+      ProcessingConfig c = base;
+      c.backend = Backend::cuda;
+      out.push_back(c);
+    } else if (backend == "cuda") {
+      throw std::runtime_error("--backend cuda: " + why);
+    } else if (backend == "auto") {
+      cpu(threads);
+    }
+  }
+  return out;
+}
+
+// A seed paper's figure for one row: sequential CPU, OpenMP CPU and GPU columns.
+struct PaperFigures {
+  double sequential, openmp, gpu;
+  const char* unit;
+  const char* source;
+};
+
+void attach_paper(BenchCase& c, const PaperFigures& p) {
+  c.paper_unit = p.unit;
+  c.paper_source = p.source;
+  c.paper_sequential = p.sequential;
+  c.paper_openmp = p.openmp;
+  c.paper_gpu = p.gpu;
+}
+
+std::vector<BenchCase> seed_table_cases(const ProcessingConfig& base) {
+  std::vector<BenchCase> cases;
+  // Wu et al. 2021, Table 3: DCP, one CPU thread and an RTX 2080 Ti (ms/frame).
+  const struct { int w, h; double cpu, gpu; } wu[] = {{270, 193, 15, 0.353},
+                                                      {332, 500, 62, 0.652},
+                                                      {600, 400, 93, 0.722},
+                                                      {800, 457, 141, 0.973},
+                                                      {1920, 1080, 780, 3.569}};
+  for (const auto& s : wu) {
+    BenchCase c;
+    c.config = base;
+    c.config.mode = Mode::dcp;
+    c.label = "dcp";
+    c.width = s.w;
+    c.height = s.h;
+    attach_paper(c, {s.cpu, 0, s.gpu, "ms/frame", "Wu 2021 T3: 1 CPU thread / RTX 2080 Ti"});
+    cases.push_back(c);
+  }
+  // Panconi 2023, Table 1: AHE, sequential, OpenMP (16 threads), CUDA bi-directional on a
+  // GTX 1060 (ms/Mpixel, averaged over 1..16 Mpixel); here at 1 Mpixel and 4 Mpixel.
+  const struct { int window; double seq, omp, gpu; } panconi[] = {{31, 138.4, 13.5, 24.9},
+                                                                 {63, 259.4, 21.5, 25.9},
+                                                                 {127, 460.7, 40.1, 27.0},
+                                                                 {255, 982.1, 79.2, 30.6},
+                                                                 {511, 1937.7, 158.9, 41.2}};
+  for (int side : {1024, 2048}) {
+    for (const auto& p : panconi) {
+      BenchCase c;
+      c.config = base;
+      c.config.mode = Mode::ahe;
+      c.config.color = ColorMode::grey;
+      c.config.ahe.window = p.window;
+      c.config.ahe.clip = 0;
+      c.label = describe(c.config);
+      c.width = side;
+      c.height = side;
+      attach_paper(c, {p.seq, p.omp, p.gpu, "ms/Mpixel", "Panconi 2023 T1: seq / OpenMP 16 thr / GTX 1060"});
+      cases.push_back(c);
+    }
+  }
+  // Bugetti 2025, Table 1: global HE, sequential C++ and CUDA Kogge-Stone (256 threads) on an
+  // RTX 3060 Ti (ms/frame), grey images.
+  const struct { int side; double seq, gpu; } bugetti[] = {
+      {1024, 1.83429, 0.372956}, {2048, 8.67020, 0.987788}, {4096, 36.8264, 3.50452}, {8192, 141.328, 14.1078}};
+  for (const auto& b : bugetti) {
+    BenchCase c;
+    c.config = base;
+    c.config.mode = Mode::he;
+    c.config.color = ColorMode::grey;
+    c.label = describe(c.config);
+    c.width = b.side;
+    c.height = b.side;
+    attach_paper(c, {b.seq, 0, b.gpu, "ms/frame", "Bugetti 2025 T1: sequential / RTX 3060 Ti"});
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv) {
+  CLI::App app{"hazefree bench: fps and per-stage timings, warm-up excluded (table on stdout, JSON with --json)",
+               "hazefree bench"};
+  std::string input, size = "1920x1080", mode_text = "dcp", backend = "all", json_path, config_file;
+  std::string color_text = "luma";
+  int frames = 20, warmup = 3, threads = 0, window = 63;
+  float clip = 0.f;
+  bool seed_tables = false, ahe_windows = false;
+  std::vector<std::string> sets;
+  app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)");
+  app.add_option("--size", size, "generated frames of this size, WxH (default 1920x1080)");
+  app.add_option("--frames", frames, "measured frames per case (default 20)")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")->check(CLI::Range(0, 1000));
+  app.add_option("-m,--mode", mode_text, "dcp | he | ahe (default dcp)");
+  app.add_option("--color", color_text, "he/ahe colour mode (default luma)");
+  app.add_option("--window", window, "AHE window (default 63)");
+  app.add_option("--clip", clip, "CLAHE clip limit (default 0)");
+  app.add_option("-b,--backend", backend, "all | cpu | cuda | auto (default all: CPU sequential, CPU OpenMP, CUDA)");
+  app.add_option("--threads", threads, "OpenMP threads of the CPU backend (0 = all cores)");
+  app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
+  app.add_option("--set", sets, "override one configuration key: key=value");
+  app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");
+  app.add_flag("--seed-tables", seed_tables,
+               "reproduce the seed papers' tables: DCP (Wu), AHE windows (Panconi), HE sizes (Bugetti)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    RunOptions options;
+    if (!config_file.empty()) apply_config_file(options, config_file);
+    set_config_value(options, "mode", mode_text);
+    set_config_value(options, "color", color_text);
+    set_config_value(options, "ahe.window", std::to_string(window));
+    set_config_value(options, "ahe.clip", fmt::format("{}", clip));
+    for (const std::string& s : sets) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos) throw UsageError(fmt::format("--set {}: expected key=value", s));
+      set_config_value(options, s.substr(0, eq), s.substr(eq + 1));
+    }
+    finalize_options(options);
+    const ProcessingConfig base = options.processing;
+
+    // The source frames.
+    std::vector<Image> source;
+    int width = 0, height = 0;
+    PixelFormat format = PixelFormat::yuv420p;
+    double decode_ms = 0;
+    if (!input.empty()) {
+      io::InputOptions in;
+      in.url = input;
+      io::MediaReader reader(in);
+      const auto t0 = Clock::now();
+      while (static_cast<int>(source.size()) < std::max(1, std::min(frames + warmup, 64))) {
+        const auto item = reader.read();
+        if (item == io::MediaReader::Item::end) break;
+        if (item != io::MediaReader::Item::video_frame) continue;
+        const ImageView& v = reader.frame().view;
+        Image copy(v.format, v.width, v.height);
+        copy_image(v, copy.view());
+        source.push_back(std::move(copy));
+      }
+      if (source.empty()) throw std::runtime_error(input + ": no video frames");
+      decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / source.size();
+      width = source[0].view().width;
+      height = source[0].view().height;
+      format = source[0].view().format;
+    } else {
+      if (std::sscanf(size.c_str(), "%dx%d", &width, &height) != 2 || width <= 0 || height <= 0 ||
+          width > 16384 || height > 16384)
+        throw UsageError(fmt::format("--size {}: expected WxH with sides in [1, 16384]", size));
+    }
+
+    std::vector<BenchCase> cases;
+    if (seed_tables) {
+      cases = seed_table_cases(base);
+    } else if (ahe_windows) {
+      for (int w : {31, 63, 127, 255, 511}) {
+        BenchCase c;
+        c.config = base;
+        c.config.mode = Mode::ahe;
+        c.config.ahe.window = w;
+        c.label = describe(c.config);
+        c.width = width;
+        c.height = height;
+        cases.push_back(c);
+      }
+    } else {
+      BenchCase c;
+      c.config = base;
+      c.label = describe(base);
+      c.width = width;
+      c.height = height;
+      cases.push_back(c);
+    }
+
+    std::vector<BenchResult> results;
+    std::map<std::pair<int, int>, std::vector<Image>> generated;
+    for (const BenchCase& c : cases) {
+      const std::vector<Image>* frames_in = &source;
+      if (source.empty()) {
+        auto& g = generated[{c.width, c.height}];
+        if (g.empty())
+          for (int s = 0; s < 4; ++s) g.push_back(generate_frame(format, c.width, c.height, s));
+        frames_in = &g;
+      }
+      for (const ProcessingConfig& variant : backend_variants(c.config, backend, threads)) {
+        BenchCase v = c;
+        v.config = variant;
+        // Sequential CPU runs of the large seed-table cases take seconds per frame: fewer frames.
+        const double mpix = double(c.width) * c.height / 1e6;
+        int measured = frames;
+        if (variant.backend == Backend::cpu && mpix * frames > 40) measured = std::max(2, int(40 / mpix));
+        results.push_back(run_case(v, *frames_in, measured, variant.backend == Backend::cpu ? 1 : warmup));
+        fmt::print(stderr, "bench: {} on {} done\n", results.back().label, results.back().backend);
+      }
+    }
+    if (decode_ms > 0) fmt::print("decode: {:.3f} ms/frame ({}, {} frames)\n", decode_ms, input, source.size());
+    print_table(results);
+    if (!json_path.empty()) {
+      nlohmann::json doc = {{"tool", "hazefree bench"},
+                            {"version", HAZEFREE_VERSION},
+                            {"cpu_threads", omp_get_max_threads()},
+                            {"results", to_json(results)}};
+      if (decode_ms > 0) doc["decode_ms_per_frame"] = decode_ms;
+      std::ofstream out(json_path);
+      if (!out) throw std::runtime_error(json_path + ": cannot write");
+      out << doc.dump(2) << "\n";
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "hazefree bench: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hazefree bench: {}\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace hazefree

@@ -1,0 +1,78 @@
+#include "pipeline/frame_pool.hpp"
+
+#include <new>
+#include <stdexcept>
+
+namespace hazefree {
+
+BufferAllocator BufferAllocator::heap() {
+  return {[](std::size_t bytes) -> void* { return ::operator new(bytes, std::align_val_t{64}); },
+          [](void* p) { ::operator delete(p, std::align_val_t{64}); }};
+}
+
+FramePool::FramePool(std::size_t count, PixelFormat format, int width, int height,
+                     BufferAllocator allocator)
+    : allocator_(std::move(allocator)) {
+  if (count == 0) throw std::invalid_argument("frame pool needs at least one buffer");
+  constexpr int kRowAlign = 64;
+  buffer_bytes_ = frame_bytes(format, width, height, kRowAlign);
+  buffers_.reserve(count);
+  frames_.resize(count);
+  free_.reserve(count);
+  try {
+    for (std::size_t i = 0; i < count; ++i) {
+      void* memory = allocator_.allocate(buffer_bytes_);
+      if (!memory) throw std::bad_alloc();
+      buffers_.push_back(memory);
+      frames_[i].view = make_view(format, width, height, static_cast<std::uint8_t*>(memory), kRowAlign);
+      frames_[i].slot = i;
+      free_.push_back(&frames_[i]);
+    }
+  } catch (...) {
+    for (void* memory : buffers_) allocator_.release(memory);
+    throw;
+  }
+}
+
+FramePool::~FramePool() {
+  for (void* memory : buffers_) allocator_.release(memory);
+}
+
+PooledFrame* FramePool::acquire() {
+  std::unique_lock lock(mutex_);
+  available_.wait(lock, [&] { return closed_ || !free_.empty(); });
+  if (closed_) return nullptr;
+  PooledFrame* frame = free_.back();
+  free_.pop_back();
+  return frame;
+}
+
+PooledFrame* FramePool::try_acquire() {
+  std::lock_guard lock(mutex_);
+  if (closed_ || free_.empty()) return nullptr;
+  PooledFrame* frame = free_.back();
+  free_.pop_back();
+  return frame;
+}
+
+void FramePool::release(PooledFrame* frame) {
+  if (!frame) return;
+  std::lock_guard lock(mutex_);
+  if (frame->slot >= frames_.size() || &frames_[frame->slot] != frame)
+    throw std::logic_error("frame returned to a pool it does not belong to");
+  free_.push_back(frame);
+  available_.notify_one();
+}
+
+void FramePool::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  available_.notify_all();
+}
+
+std::size_t FramePool::free_count() const {
+  std::lock_guard lock(mutex_);
+  return free_.size();
+}
+
+}  // namespace hazefree

@@ -1,0 +1,67 @@
+// A fixed pool of frame buffers, allocated once (sized from the queue depths and the frames in
+// flight) and recycled: nothing is allocated per frame. The allocator is pluggable so the same
+// pool can hand out pinned host memory for the GPU lanes.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/image.hpp"
+
+namespace hazefree {
+
+// One pooled frame: pixels plus the timing it travels with.
+struct PooledFrame {
+  ImageView view;
+  std::int64_t pts = 0;
+  std::int64_t duration = 0;
+  std::int64_t capture_us = 0;  // when the decoder delivered it (latency measurement)
+  std::int64_t index = 0;       // position in the input stream
+  std::size_t slot = 0;         // index in its pool
+};
+
+// Allocates and frees the raw bytes of one buffer (e.g. new[]/delete[] or cudaHostAlloc).
+struct BufferAllocator {
+  std::function<void*(std::size_t)> allocate;
+  std::function<void(void*)> release;
+  static BufferAllocator heap();
+};
+
+class FramePool {
+ public:
+  // `count` buffers of `format` at width x height, rows aligned to 64 bytes.
+  FramePool(std::size_t count, PixelFormat format, int width, int height,
+            BufferAllocator allocator = BufferAllocator::heap());
+  ~FramePool();
+  FramePool(const FramePool&) = delete;
+  FramePool& operator=(const FramePool&) = delete;
+
+  // Blocks until a buffer is free; nullptr once the pool is closed.
+  PooledFrame* acquire();
+  // Returns nullptr at once when none is free.
+  PooledFrame* try_acquire();
+  void release(PooledFrame* frame);
+  // Wakes every waiter; acquire() returns nullptr from now on.
+  void close();
+
+  std::size_t size() const { return frames_.size(); }
+  std::size_t free_count() const;
+  std::size_t bytes() const { return buffer_bytes_ * frames_.size(); }
+
+ private:
+  BufferAllocator allocator_;
+  std::size_t buffer_bytes_ = 0;
+  std::vector<void*> buffers_;
+  std::vector<PooledFrame> frames_;
+  std::vector<PooledFrame*> free_;
+  mutable std::mutex mutex_;
+  std::condition_variable available_;
+  bool closed_ = false;
+};
+
+}  // namespace hazefree

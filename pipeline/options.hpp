@@ -1,0 +1,63 @@
+// Options of a run: one table of configuration keys (name, help, accepted range, default)
+// drives the TOML presets, --set key=value, --print-config and the range checks.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "io/media_reader.hpp"
+#include "io/media_writer.hpp"
+#include "kernels/params.hpp"
+
+namespace hazefree {
+
+// A usage or configuration error: one line naming the key (or option) and the accepted values;
+// the command exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunOptions {
+  std::string input;
+  std::string output;
+  ProcessingConfig processing;
+  io::InputOptions input_options;
+  io::OutputOptions output_options;
+  bool side_by_side = false;
+  bool live = false;
+  int queue_depth = 4;       // frames waiting between two stages (live: 1-2)
+  bool quiet = false;
+  bool verbose = false;
+  std::string input_size;    // input.size "WxH" for rawvideo
+  std::string input_rate;    // input.framerate
+  std::string input_pixel_format;  // input.pixel_format
+};
+
+// One configuration key.
+struct ConfigKey {
+  std::string name;   // "dcp.omega"
+  std::string help;   // effect and unit
+  std::string range;  // accepted values, e.g. "(0, 1]"
+  std::function<void(RunOptions&, const std::string&)> set;  // parses, throws UsageError
+  std::function<std::string(const RunOptions&)> get;         // as written in TOML
+};
+
+const std::vector<ConfigKey>& config_keys();
+
+// Sets one key from text ("0.9", "luma", "true"); throws UsageError naming the key.
+void set_config_value(RunOptions& options, const std::string& key, const std::string& value);
+// Applies a TOML file; throws UsageError naming the file, and the key or the parse position.
+void apply_config_file(RunOptions& options, const std::string& path);
+// The effective configuration as TOML (what --print-config prints).
+std::string format_config(const RunOptions& options);
+// Cross-key checks after everything is applied (ranges of the processing parameters...).
+void finalize_options(RunOptions& options);
+
+// Parses the main command line (not `bench`). Returns false when the program should exit
+// successfully right away (--help, --version, --print-config); `exit_message` holds its output.
+// Throws UsageError on bad usage.
+bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message);
+
+}  // namespace hazefree

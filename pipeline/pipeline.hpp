@@ -1,0 +1,41 @@
+// The run of one input to one output: a decoder thread, the processing stage (this thread) and
+// an encoder thread, joined by bounded queues over a fixed pool of frame buffers.
+//
+//   decoder thread --(input queue)--> process --(output queue)--> encoder thread
+//        frames from the input pool        frames from the output pool
+//        packets of other streams pass along the same queues, in input order
+//
+// An error in any stage closes every queue and pool (no thread stays blocked) and is rethrown
+// here once all threads have ended; the partial output is removed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "pipeline/options.hpp"
+
+namespace hazefree {
+
+struct RunSummary {
+  std::int64_t frames_in = 0;      // decoded video frames
+  std::int64_t frames_out = 0;     // encoded video frames
+  std::int64_t frames_dropped = 0; // --live: oldest frames dropped when processing fell behind
+  std::int64_t packets_copied = 0; // packets of other streams copied
+  int decode_errors = 0;
+  double seconds = 0.0;
+  bool interrupted = false;
+  std::string processor;           // "cpu (2 threads)", "cuda (...)"
+  double latency_mean_ms = 0.0;    // decode -> encoded, per frame (reported with --live)
+  double latency_max_ms = 0.0;
+};
+
+// Requests a graceful stop (drain, flush, trailer) of the running pipeline; safe from a signal
+// handler (it only stores atomics).
+void request_stop();
+bool stop_requested();
+
+// Runs the whole job; throws io::IoError / std::runtime_error with a one-line message.
+RunSummary run_pipeline(const RunOptions& options);
+
+}  // namespace hazefree
