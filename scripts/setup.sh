@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what hazefree needs on a fresh Debian 12 machine (apt packages, only the missing
+# ones), then configures and builds it in build/. Used by demo.sh and test.sh.
+#   BUILD_DIR   build folder (default build)
+#   CMAKE_ARGS  extra CMake arguments (e.g. -DHAZEFREE_CUDA=OFF)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+packages=(build-essential cmake ninja-build pkg-config
+          libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
+          libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev doctest-dev
+          libopencv-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# shellcheck disable=SC2086
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"

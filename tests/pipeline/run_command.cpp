@@ -1,0 +1,34 @@
+#include "run_command.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_support.hpp"
+
+namespace hazefree::test {
+
+static std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CommandResult run_hazefree(const std::string& arguments) {
+  static int counter = 0;
+  const std::string dir = temp_dir("command-" + std::to_string(++counter));
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const std::string command = std::string("'") + HAZEFREE_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
+  const int raw = std::system(command.c_str());
+  CommandResult result;
+  if (WIFEXITED(raw)) result.status = WEXITSTATUS(raw);
+  else if (WIFSIGNALED(raw)) result.status = 128 + WTERMSIG(raw);
+  result.out = slurp(out);
+  result.err = slurp(err);
+  return result;
+}
+
+}  // namespace hazefree::test

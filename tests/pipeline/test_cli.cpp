@@ -1,0 +1,183 @@
+// End-to-end tests of the hazefree command on the bundled samples: outputs are probed by
+// decoding them again, never trusted from the command's own counters.
+#include <doctest/doctest.h>
+
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "io/media_reader.hpp"
+#include "run_command.hpp"
+#include "support/test_support.hpp"
+
+#ifdef HAZEFREE_HAVE_OPENCV
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+using namespace hazefree;
+
+namespace {
+
+struct Probe {
+  int width = 0, height = 0;
+  std::int64_t video_frames = 0;
+  std::map<int, std::int64_t> packets_by_type;  // AVMediaType -> copied packets
+  std::vector<std::int64_t> pts;
+  io::VideoInfo info;
+};
+
+Probe probe(const std::string& path) {
+  io::InputOptions in;
+  in.url = path;
+  io::MediaReader reader(in);
+  Probe p;
+  p.info = reader.video();
+  p.width = p.info.width;
+  p.height = p.info.height;
+  for (;;) {
+    const auto item = reader.read();
+    if (item == io::MediaReader::Item::end) break;
+    if (item == io::MediaReader::Item::video_frame) {
+      ++p.video_frames;
+      p.pts.push_back(reader.frame().pts);
+    } else {
+      io::Packet packet = reader.take_packet();
+      const AVStream* stream = reader.format_context()->streams[packet->stream_index];
+      ++p.packets_by_type[stream->codecpar->codec_type];
+    }
+  }
+  return p;
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+TEST_CASE("cli: dcp on the sample clip keeps every frame, the audio and the timestamps") {
+  const std::string dir = test::temp_dir("cli-dcp");
+  const std::string in = test::sample_path("hazy-street.mp4");
+  const std::string out = dir + "/dehazed.mp4";
+  const test::CommandResult r = run_hazefree("--mode dcp -b cpu " + q(in) + " " + q(out));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.find("100 frames") != std::string::npos);  // the summary line
+  const Probe a = probe(in), b = probe(out);
+  CHECK(b.video_frames == a.video_frames);
+  CHECK(b.video_frames == 100);
+  CHECK(b.width == a.width);
+  CHECK(b.height == a.height);
+  CHECK(b.packets_by_type[AVMEDIA_TYPE_AUDIO] == a.packets_by_type[AVMEDIA_TYPE_AUDIO]);
+  CHECK(a.packets_by_type[AVMEDIA_TYPE_AUDIO] > 0);
+  CHECK(b.info.frame_rate.num * a.info.frame_rate.den == a.info.frame_rate.num * b.info.frame_rate.den);
+  CHECK(b.info.matrix == a.info.matrix);
+  CHECK(b.info.range == a.info.range);
+  // Same presentation times (in seconds) frame by frame.
+  REQUIRE(a.pts.size() == b.pts.size());
+  for (std::size_t i = 0; i < a.pts.size(); ++i) {
+    const double ta = a.pts[i] * a.info.time_base.value(), tb = b.pts[i] * b.info.time_base.value();
+    CHECK(tb == doctest::Approx(ta).epsilon(1e-6));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir + "/.dehazed.mp4.partial"));
+}
+
+#ifdef HAZEFREE_HAVE_OPENCV
+TEST_CASE("cli: --mode he --color grey on a PNG equals OpenCV's equalizeHist exactly") {
+  const std::string dir = test::temp_dir("cli-he-png");
+  for (const std::string name : {"coffee-grey.png", "coffee-hazy.png", "astronaut-hazy.png"}) {
+    CAPTURE(name);
+    const std::string in = test::sample_path("images/" + name);
+    const std::string out = dir + "/eq-" + name;
+    const test::CommandResult r = run_hazefree("-q --mode he --color grey -b cpu " + q(in) + " " + q(out));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const cv::Mat source = cv::imread(in, cv::IMREAD_GRAYSCALE);
+    cv::Mat expected;
+    cv::equalizeHist(source, expected);
+    const cv::Mat got = cv::imread(out, cv::IMREAD_GRAYSCALE);
+    REQUIRE(got.size() == expected.size());
+    CHECK(cv::countNonZero(got != expected) == 0);
+    CHECK(cv::countNonZero(got != source) > 0);  // it did equalize
+  }
+}
+#endif
+
+TEST_CASE("cli: --side-by-side puts input and result next to each other") {
+  const std::string dir = test::temp_dir("cli-sbs");
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  const std::string out = dir + "/sbs.png";
+  const test::CommandResult r = run_hazefree("-q --mode he --color rgb -b cpu --side-by-side " + q(in) + " " + q(out));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const Probe a = probe(in), b = probe(out);
+  CHECK(b.width == 2 * a.width);
+  CHECK(b.height == a.height);
+  CHECK(b.video_frames == 1);
+}
+
+TEST_CASE("cli: ahe and clahe run on the sample clip with the same frame count") {
+  const std::string dir = test::temp_dir("cli-ahe");
+  const std::string in = test::sample_path("hazy-street.mp4");
+  const std::string out = dir + "/clahe.mkv";
+  const test::CommandResult r =
+      run_hazefree("-q --mode ahe --window 31 --clip 2 -b cpu --preset ultrafast " + q(in) + " " + q(out));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(probe(out).video_frames == 100);
+}
+
+TEST_CASE("cli: '-' as output writes y4m to stdout") {
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  const test::CommandResult r = run_hazefree("-q --mode he -b cpu " + q(in) + " -");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.rfind("YUV4MPEG2", 0) == 0);
+  CHECK(r.out.find("FRAME") != std::string::npos);
+}
+
+TEST_CASE("cli: failures give one line naming the input and a non-zero status") {
+  const std::string dir = test::temp_dir("cli-errors");
+  SUBCASE("missing input") {
+    const test::CommandResult r = run_hazefree("-q /nonexistent/in.mp4 " + q(dir + "/o.mp4"));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("/nonexistent/in.mp4") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(dir + "/o.mp4"));
+  }
+  SUBCASE("existing output without -y") {
+    const std::string out = dir + "/exists.png";
+    std::ofstream(out) << "x";
+    const test::CommandResult r = run_hazefree("-q --mode he " + q(test::sample_path("images/coffee.png")) + " " + q(out));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("exists.png") != std::string::npos);
+    CHECK(std::filesystem::file_size(out) == 1);  // untouched
+    const test::CommandResult forced =
+        run_hazefree("-q -y --mode he " + q(test::sample_path("images/coffee.png")) + " " + q(out));
+    CHECK(forced.status == 0);
+    CHECK(std::filesystem::file_size(out) > 1000);
+  }
+  SUBCASE("bad option: exit status 2") {
+    const test::CommandResult r = run_hazefree("--window 4 a b");
+    CHECK(r.status == 2);
+    CHECK(r.err.find("ahe.window") != std::string::npos);
+  }
+  SUBCASE("unknown encoder") {
+    const test::CommandResult r = run_hazefree("-q --encoder no_such_encoder " +
+                                               q(test::sample_path("images/coffee.png")) + " " + q(dir + "/x.mp4"));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("no_such_encoder") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir + "/x.mp4"));
+  }
+}
+
+TEST_CASE("cli: --print-config prints every key and exits 0") {
+  const test::CommandResult r = run_hazefree("--print-config --mode ahe --window 31");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("mode = \"ahe\"") != std::string::npos);
+  CHECK(r.out.find("window = 31") != std::string::npos);
+  CHECK(r.out.find("[dcp]") != std::string::npos);
+}

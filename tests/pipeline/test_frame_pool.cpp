@@ -1,0 +1,84 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "pipeline/frame_pool.hpp"
+
+using namespace hazefree;
+
+TEST_CASE("frame pool: hands out each buffer once, with the frame geometry") {
+  FramePool pool(3, PixelFormat::yuv420p, 33, 17);
+  CHECK(pool.size() == 3);
+  std::set<PooledFrame*> frames;
+  for (int i = 0; i < 3; ++i) {
+    PooledFrame* f = pool.acquire();
+    REQUIRE(f);
+    CHECK(f->view.width == 33);
+    CHECK(f->view.height == 17);
+    CHECK(f->view.planes[1].width == 17);
+    CHECK(f->view.planes[1].height == 9);
+    CHECK(f->view.planes[0].stride % 64 == 0);
+    frames.insert(f);
+  }
+  CHECK(frames.size() == 3);
+  CHECK(pool.free_count() == 0);
+  CHECK(pool.try_acquire() == nullptr);
+  for (PooledFrame* f : frames) pool.release(f);
+  CHECK(pool.free_count() == 3);
+}
+
+TEST_CASE("frame pool: buffers do not overlap and are writable end to end") {
+  FramePool pool(2, PixelFormat::nv12, 65, 31);
+  PooledFrame* a = pool.acquire();
+  PooledFrame* b = pool.acquire();
+  for (PooledFrame* f : {a, b}) {
+    for (int p = 0; p < f->view.plane_count; ++p) {
+      const PlaneView& plane = f->view.planes[p];
+      for (int y = 0; y < plane.height; ++y)
+        for (int x = 0; x < plane.width * bytes_per_sample(PixelFormat::nv12, p); ++x)
+          plane.data[y * plane.stride + x] = f == a ? 1 : 2;
+    }
+  }
+  CHECK(a->view.planes[1].data[0] == 1);
+  CHECK(b->view.planes[0].data[0] == 2);
+  pool.release(a);
+  pool.release(b);
+}
+
+TEST_CASE("frame pool: the allocator is called once per buffer, never per frame") {
+  std::atomic<int> allocations{0}, releases{0};
+  {
+    BufferAllocator counting{[&](std::size_t n) {
+                               ++allocations;
+                               return ::operator new(n);
+                             },
+                             [&](void* p) {
+                               ++releases;
+                               ::operator delete(p);
+                             }};
+    FramePool pool(4, PixelFormat::gray8, 16, 16, counting);
+    for (int i = 0; i < 1000; ++i) pool.release(pool.acquire());
+    CHECK(allocations == 4);
+  }
+  CHECK(releases == 4);
+}
+
+TEST_CASE("frame pool: close wakes a waiter, which gets nothing") {
+  FramePool pool(1, PixelFormat::gray8, 8, 8);
+  PooledFrame* only = pool.acquire();
+  std::atomic<int> got{-1};
+  std::thread waiter([&] { got = pool.acquire() == nullptr ? 0 : 1; });
+  pool.close();
+  waiter.join();
+  CHECK(got == 0);
+  pool.release(only);
+}
+
+TEST_CASE("frame pool: a frame from another pool is refused") {
+  FramePool a(1, PixelFormat::gray8, 8, 8), b(1, PixelFormat::gray8, 8, 8);
+  PooledFrame* f = a.acquire();
+  CHECK_THROWS_AS(b.release(f), std::logic_error);
+  a.release(f);
+}

@@ -1,0 +1,192 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "pipeline/options.hpp"
+#include "support/test_support.hpp"
+
+using namespace hazefree;
+
+namespace {
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = test::temp_dir("options-" + name) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Parses a command line given as words (argv[0] added).
+RunOptions parse(std::vector<std::string> words, std::string* message = nullptr, bool* proceed = nullptr) {
+  words.insert(words.begin(), "hazefree");
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  RunOptions options;
+  std::string exit_message;
+  const bool go = parse_command_line(static_cast<int>(argv.size()), argv.data(), options, exit_message);
+  if (message) *message = exit_message;
+  if (proceed) *proceed = go;
+  return options;
+}
+
+std::string usage_error(std::vector<std::string> words) {
+  try {
+    parse(std::move(words));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("options: defaults are the specification's") {
+  const RunOptions o = parse({"in.mp4", "out.mp4"});
+  const ProcessingConfig& c = o.processing;
+  CHECK(c.mode == Mode::dcp);
+  CHECK(c.color == ColorMode::luma);
+  CHECK(c.backend == Backend::automatic);
+  CHECK(c.ahe.window == 63);
+  CHECK(c.ahe.clip == 0.f);
+  CHECK(c.dcp.patch_radius == 7);
+  CHECK(c.dcp.omega == doctest::Approx(0.95));
+  CHECK(c.dcp.a_top_fraction == doctest::Approx(0.01));
+  CHECK(c.dcp.a_smoothing == doctest::Approx(0.8));
+  CHECK(c.dcp.a_max_step == doctest::Approx(5.0 / 255));
+  CHECK(c.dcp.a_scene_cut == doctest::Approx(0.2));
+  CHECK(c.dcp.gf_radius == 32);
+  CHECK(c.dcp.gf_eps == doctest::Approx(1e-3));
+  CHECK(c.dcp.gf_subsample == 1);
+  CHECK(c.dcp.k_tolerance == doctest::Approx(80.0 / 255));
+  CHECK(c.dcp.t0 == doctest::Approx(0.1));
+  CHECK(c.dcp.brightness == doctest::Approx(0.2));
+  CHECK(c.he.temporal == 1.f);
+  CHECK(o.input_options.url == "in.mp4");
+  CHECK(o.output_options.url == "out.mp4");
+  CHECK(o.output_options.overwrite == false);
+}
+
+TEST_CASE("options: command-line flags set their keys") {
+  const RunOptions o = parse({"--mode", "ahe", "--color", "rgb", "--window", "127", "--clip", "2", "-b", "cpu",
+                              "--encoder", "mpeg4", "--crf", "30", "--preset", "fast", "-f", "matroska",
+                              "--input-format", "v4l2", "-y", "-q", "--threads", "1", "in", "out"});
+  CHECK(o.processing.mode == Mode::ahe);
+  CHECK(o.processing.color == ColorMode::rgb);
+  CHECK(o.processing.ahe.window == 127);
+  CHECK(o.processing.ahe.clip == 2.f);
+  CHECK(o.processing.backend == Backend::cpu);
+  CHECK(o.processing.threads == 1);
+  CHECK(o.output_options.encoder == "mpeg4");
+  CHECK(o.output_options.crf == 30);
+  CHECK(o.output_options.preset == "fast");
+  CHECK(o.output_options.format == "matroska");
+  CHECK(o.input_options.format == "v4l2");
+  CHECK(o.output_options.overwrite);
+  CHECK(o.quiet);
+}
+
+TEST_CASE("options: config file, then flags, then --set, in that order of precedence") {
+  const std::string path = write_file("preset.toml",
+                                      "mode = \"ahe\"\n[ahe]\nwindow = 31\nclip = 3.5\n[dcp]\nomega = 0.5\n");
+  RunOptions o = parse({"-c", path, "in", "out"});
+  CHECK(o.processing.mode == Mode::ahe);
+  CHECK(o.processing.ahe.window == 31);
+  CHECK(o.processing.ahe.clip == 3.5f);
+  CHECK(o.processing.dcp.omega == 0.5f);
+  o = parse({"-c", path, "--window", "63", "in", "out"});
+  CHECK(o.processing.ahe.window == 63);
+  o = parse({"-c", path, "--window", "63", "--set", "ahe.window=255", "in", "out"});
+  CHECK(o.processing.ahe.window == 255);
+}
+
+TEST_CASE("options: fractions such as 5/255 are accepted for float keys") {
+  const RunOptions o = parse({"--set", "dcp.a_max_step=10/255", "in", "out"});
+  CHECK(o.processing.dcp.a_max_step == doctest::Approx(10.0 / 255));
+}
+
+TEST_CASE("options: every preset in configs/ loads and validates") {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(HAZEFREE_SAMPLES_DIR) + "/../configs")) {
+    if (entry.path().extension() != ".toml") continue;
+    CAPTURE(entry.path().string());
+    RunOptions o;
+    CHECK_NOTHROW(apply_config_file(o, entry.path().string()));
+    CHECK_NOTHROW(finalize_options(o));
+    ++count;
+  }
+  CHECK(count >= 7);
+}
+
+TEST_CASE("options: --print-config output reads back as the same configuration") {
+  std::string text;
+  bool proceed = true;
+  const RunOptions a = parse({"--print-config", "--mode", "he", "--set", "dcp.omega=0.7", "--set",
+                              "he.roi=1,2,30,40", "--set", "output.crf=31"},
+                             &text, &proceed);
+  CHECK_FALSE(proceed);
+  CHECK(text.find("omega = 0.7") != std::string::npos);
+  const std::string path = write_file("printed.toml", text);
+  RunOptions b;
+  apply_config_file(b, path);
+  CHECK(format_config(b) == format_config(a));
+  CHECK(b.processing.he.roi.w == 30);
+  CHECK(b.output_options.crf == 31);
+}
+
+TEST_CASE("options: out-of-range values name the key and the accepted range") {
+  CHECK(usage_error({"--set", "dcp.t0=0", "in", "out"}) == "dcp.t0 = 0 is outside (0, 1]");
+  CHECK(usage_error({"--set", "dcp.t0=1.5", "in", "out"}).find("(0, 1]") != std::string::npos);
+  CHECK(usage_error({"--window", "64", "in", "out"}).find("ahe.window") != std::string::npos);
+  CHECK(usage_error({"--window", "1", "in", "out"}).find("odd") != std::string::npos);
+  CHECK(usage_error({"--set", "dcp.patch_radius=-1", "in", "out"}).find("dcp.patch_radius") != std::string::npos);
+  CHECK(usage_error({"--set", "dcp.gf_radius=0", "in", "out"}).find("dcp.gf_radius") != std::string::npos);
+  CHECK(usage_error({"--clip", "-1", "in", "out"}).find("ahe.clip") != std::string::npos);
+  CHECK(usage_error({"--set", "output.crf=99", "in", "out"}).find("[0, 51]") != std::string::npos);
+  CHECK(usage_error({"--set", "he.temporal=0", "in", "out"}).find("he.temporal") != std::string::npos);
+  CHECK(usage_error({"--color", "rgb-bits", "--mode", "ahe", "in", "out"}).find("rgb-bits") != std::string::npos);
+}
+
+TEST_CASE("options: malformed values, unknown keys and unknown names are refused") {
+  CHECK(usage_error({"--set", "dcp.omega=abc", "in", "out"}).find("dcp.omega: invalid value 'abc'") != std::string::npos);
+  CHECK(usage_error({"--set", "dcp.nothing=1", "in", "out"}).find("unknown configuration key 'dcp.nothing'") !=
+        std::string::npos);
+  CHECK(usage_error({"--set", "noequals", "in", "out"}).find("key=value") != std::string::npos);
+  CHECK(usage_error({"--mode", "sharpen", "in", "out"}).find("dcp, he, ahe") != std::string::npos);
+  CHECK(usage_error({"--backend", "tpu", "in", "out"}).find("auto, cuda, cpu") != std::string::npos);
+  CHECK(usage_error({"--set", "he.roi=1,2,3", "in", "out"}).find("he.roi") != std::string::npos);
+  CHECK(usage_error({"--set", "pipeline.live=maybe", "in", "out"}).find("pipeline.live") != std::string::npos);
+  CHECK(usage_error({"in"}).find("required") != std::string::npos);
+  CHECK(usage_error({"--no-such-flag", "in", "out"}) != "");
+}
+
+TEST_CASE("options: config file errors name the file and the key or the line") {
+  const std::string unknown = write_file("unknown.toml", "[dcp]\nomegaa = 0.9\n");
+  const std::string e1 = usage_error({"-c", unknown, "in", "out"});
+  CHECK(e1.find(unknown) != std::string::npos);
+  CHECK(e1.find("dcp.omegaa") != std::string::npos);
+  const std::string malformed = write_file("malformed.toml", "mode = \"dcp\"\n[dcp\nomega = 0.9\n");
+  const std::string e2 = usage_error({"-c", malformed, "in", "out"});
+  CHECK(e2.find(malformed + ":2:") != std::string::npos);
+  const std::string range = write_file("range.toml", "[dcp]\nomega = 2.0\n");
+  CHECK(usage_error({"-c", range, "in", "out"}).find("dcp.omega = 2 is outside (0, 1]") != std::string::npos);
+  CHECK(usage_error({"-c", "/nonexistent/preset.toml", "in", "out"}).find("/nonexistent/preset.toml") !=
+        std::string::npos);
+}
+
+TEST_CASE("options: --live shortens the queues and asks for low latency") {
+  const RunOptions o = parse({"--live", "--set", "pipeline.queue_depth=8", "in", "out"});
+  CHECK(o.live);
+  CHECK(o.queue_depth <= 2);
+  CHECK(o.output_options.low_latency);
+  CHECK(o.input_options.low_delay);
+}
+
+TEST_CASE("options: raw input size, rate and pixel format reach the demuxer options") {
+  const RunOptions o = parse({"--input-format", "rawvideo", "--set", "input.size=64x48", "--set",
+                              "input.framerate=25", "--set", "input.pixel_format=gray", "-", "out.y4m"});
+  CHECK(o.input_options.format == "rawvideo");
+  CHECK(o.input_options.format_options.at("video_size") == "64x48");
+  CHECK(o.input_options.format_options.at("framerate") == "25");
+  CHECK(o.input_options.format_options.at("pixel_format") == "gray");
+}
