@@ -3,9 +3,11 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 
 #include "kernels/image.hpp"
 #include "kernels/params.hpp"
+#include "kernels/processor.hpp"
 
 namespace hazefree::cpu {
 
@@ -16,9 +18,15 @@ class Dehazer {
   Dehazer(Dehazer&&) noexcept;
   Dehazer& operator=(Dehazer&&) noexcept;
   // Dehazes one frame; frames of one stream must come in order (atmospheric-light state).
+  // `out` is written with the matrix and range of `in` (the stream keeps its colour description).
   void process(const ImageView& in, ImageView& out);
   void reset();
+  // A_n of the last frame (zeros before the first frame).
   std::array<float, 3> atmospheric_light() const;
+  // The raw estimate A^_n of the last frame, before the inter-frame constraint.
+  std::array<float, 3> atmospheric_estimate() const;
+  // Steady-clock times of the stages of the last frame.
+  std::vector<StageTime> stage_times() const;
 
  private:
   struct Impl;

@@ -1,0 +1,243 @@
+// The dark channel prior chain (SPEC 3) on the CPU: per-pixel steps, atmospheric light, and the
+// Dehazer that strings the operators together over planar float buffers sized once per frame
+// size.
+#include "kernels/dehaze.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/dcp_rules.hpp"
+#include "kernels/dehaze_ops.hpp"
+
+namespace hazefree::cpu {
+namespace {
+
+int resolve(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+
+float* rgb_row(float* base, int stride, int y) {
+  return base + static_cast<std::ptrdiff_t>(y) * stride;
+}
+
+}  // namespace
+
+// ---- per-pixel steps ----------------------------------------------------------------------
+
+void grey_and_channel_min(RgbPlanesF rgb, const PlaneF& grey, const PlaneF& channel_min,
+                          int threads) {
+  const int w = grey.width, h = grey.height;
+#pragma omp parallel for num_threads(resolve(threads)) schedule(static)
+  for (int y = 0; y < h; ++y) {
+    const float* r = rgb_row(rgb.r, rgb.stride, y);
+    const float* g = rgb_row(rgb.g, rgb.stride, y);
+    const float* b = rgb_row(rgb.b, rgb.stride, y);
+    float* gy = grey.row(y);
+    float* m = channel_min.row(y);
+    for (int x = 0; x < w; ++x) {
+      gy[x] = dcp::grey(r[x], g[x], b[x]);
+      m[x] = dcp::min3(r[x], g[x], b[x]);
+    }
+  }
+}
+
+void normalised_channel_min(RgbPlanesF rgb, std::array<float, 3> a, const PlaneF& out,
+                            int threads) {
+  const int w = out.width, h = out.height;
+#pragma omp parallel for num_threads(resolve(threads)) schedule(static)
+  for (int y = 0; y < h; ++y) {
+    const float* r = rgb_row(rgb.r, rgb.stride, y);
+    const float* g = rgb_row(rgb.g, rgb.stride, y);
+    const float* b = rgb_row(rgb.b, rgb.stride, y);
+    float* m = out.row(y);
+    for (int x = 0; x < w; ++x) m[x] = dcp::min3(r[x] / a[0], g[x] / a[1], b[x] / a[2]);
+  }
+}
+
+void raw_transmission(const PlaneF& filtered, float omega, int threads) {
+  const int w = filtered.width, h = filtered.height;
+#pragma omp parallel for num_threads(resolve(threads)) schedule(static)
+  for (int y = 0; y < h; ++y) {
+    float* t = filtered.row(y);
+    for (int x = 0; x < w; ++x) t[x] = dcp::raw_transmission(t[x], omega);
+  }
+}
+
+void recover(RgbPlanesF rgb, const PlaneF& transmission, std::array<float, 3> a,
+             const DcpParams& p, int threads) {
+  const int w = transmission.width, h = transmission.height;
+  const float mean_a = (a[0] + a[1] + a[2]) / 3.0f;
+#pragma omp parallel for num_threads(resolve(threads)) schedule(static)
+  for (int y = 0; y < h; ++y) {
+    float* r = rgb_row(rgb.r, rgb.stride, y);
+    float* g = rgb_row(rgb.g, rgb.stride, y);
+    float* b = rgb_row(rgb.b, rgb.stride, y);
+    const float* tr = transmission.row(y);
+    for (int x = 0; x < w; ++x) {
+      const float t = dcp::tolerate(tr[x], r[x], g[x], b[x], mean_a, p.k_tolerance);
+      r[x] = dcp::recover(r[x], a[0], t, p.t0, p.brightness);
+      g[x] = dcp::recover(g[x], a[1], t, p.t0, p.brightness);
+      b[x] = dcp::recover(b[x], a[2], t, p.t0, p.brightness);
+    }
+  }
+}
+
+// ---- atmospheric light ----------------------------------------------------------------------
+
+std::array<float, 3> AtmosphereEstimator::estimate(const PlaneF& dark, const PlaneF& grey,
+                                                   RgbPlanesF rgb, float top_fraction,
+                                                   int threads) {
+  constexpr int kB = dcp::kAtmosphereBlock;
+  const int w = dark.width, h = dark.height;
+  if (w <= 0 || h <= 0 || grey.width != w || grey.height != h)
+    throw std::invalid_argument("atmospheric light: planes of different sizes");
+  const int bw = (w + kB - 1) / kB, bh = (h + kB - 1) / kB, count = bw * bh;
+  blocks_.resize(count);  // no reallocation once the largest size has been seen
+#pragma omp parallel for num_threads(resolve(threads)) schedule(static)
+  for (int i = 0; i < count; ++i) {
+    const int x0 = (i % bw) * kB, y0 = (i / bw) * kB;
+    const int x1 = std::min(w, x0 + kB), y1 = std::min(h, y0 + kB);
+    BlockMax best{dark.row(y0)[x0], grey.row(y0)[x0], x0, y0, i};
+    for (int y = y0; y < y1; ++y) {
+      const float* d = dark.row(y);
+      const float* g = grey.row(y);
+      for (int x = x0; x < x1; ++x)
+        // Strict comparisons keep the first pixel in raster order among full ties.
+        if (d[x] > best.dark || (d[x] == best.dark && g[x] > best.grey)) best = {d[x], g[x], x, y, i};
+    }
+    blocks_[i] = best;
+  }
+  std::sort(blocks_.begin(), blocks_.end(), [](const BlockMax& a, const BlockMax& b) {
+    if (a.dark != b.dark) return a.dark > b.dark;
+    if (a.grey != b.grey) return a.grey > b.grey;
+    return a.index < b.index;
+  });
+  used_ = dcp::atmosphere_top_count(count, top_fraction);
+  double sum[3] = {0.0, 0.0, 0.0};
+  for (int k = 0; k < used_; ++k) {
+    const BlockMax& b = blocks_[k];
+    sum[0] += rgb_row(rgb.r, rgb.stride, b.y)[b.x];
+    sum[1] += rgb_row(rgb.g, rgb.stride, b.y)[b.x];
+    sum[2] += rgb_row(rgb.b, rgb.stride, b.y)[b.x];
+  }
+  std::array<float, 3> a{};
+  for (int c = 0; c < 3; ++c)
+    a[c] = std::max(dcp::kMinAtmosphere, static_cast<float>(sum[c] / used_));
+  return a;
+}
+
+AtmosphereTracker::AtmosphereTracker(const DcpParams& params)
+    : smoothing_(params.a_smoothing), max_step_(params.a_max_step), scene_cut_(params.a_scene_cut) {}
+
+std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estimate) {
+  if (!has_value_ || dcp::is_scene_cut(value_.data(), estimate.data(), scene_cut_)) {
+    value_ = estimate;
+    has_value_ = true;
+    last_cut_ = true;
+    return value_;
+  }
+  last_cut_ = false;
+  for (int c = 0; c < 3; ++c) value_[c] = dcp::constrain_step(value_[c], estimate[c], smoothing_, max_step_);
+  return value_;
+}
+
+// ---- the chain ------------------------------------------------------------------------------
+
+struct Dehazer::Impl {
+  DcpParams params;
+  int threads;
+  int width = 0, height = 0, stride = 0;
+  std::vector<float> storage;  // R, G, B, grey, work, dark planes
+  MinFilter min_filter;
+  AtmosphereEstimator estimator;
+  AtmosphereTracker tracker;
+  GuidedFilter guided;
+  std::array<float, 3> estimate{0.f, 0.f, 0.f};
+  std::vector<StageTime> times;
+
+  Impl(const DcpParams& p, int t) : params(p), threads(resolve(t)), tracker(p) {}
+
+  PlaneF plane(int i) {
+    return {storage.data() + static_cast<std::size_t>(i) * stride * height, width, height, stride};
+  }
+
+  void ensure(int w, int h) {
+    if (w == width && h == height) return;
+    width = w;
+    height = h;
+    stride = (w + 15) / 16 * 16;  // 64-byte rows
+    storage.assign(static_cast<std::size_t>(stride) * h * 6, 0.f);
+  }
+};
+
+Dehazer::Dehazer(const DcpParams& params, int threads) {
+  ProcessingConfig config;
+  config.dcp = params;
+  config.threads = threads;
+  validate(config);
+  impl_ = std::make_unique<Impl>(params, threads);
+}
+
+Dehazer::~Dehazer() = default;
+Dehazer::Dehazer(Dehazer&&) noexcept = default;
+Dehazer& Dehazer::operator=(Dehazer&&) noexcept = default;
+
+void Dehazer::process(const ImageView& in, ImageView& out) {
+  if (in.format != out.format || in.width != out.width || in.height != out.height)
+    throw std::invalid_argument("dehaze: output frame differs from the input in format or size");
+  if (in.width <= 0 || in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
+  Impl& m = *impl_;
+  const DcpParams& p = m.params;
+  const int nt = m.threads;
+  m.ensure(in.width, in.height);
+  const PlaneF r = m.plane(0), g = m.plane(1), b = m.plane(2);
+  const PlaneF grey = m.plane(3), work = m.plane(4), dark = m.plane(5);
+  const RgbPlanesF rgb{r.data, g.data, b.data, m.stride};
+
+  using Clock = std::chrono::steady_clock;
+  m.times.clear();
+  auto mark = Clock::now();
+  auto stage = [&](const char* name) {
+    const auto now = Clock::now();
+    m.times.push_back({name, std::chrono::duration<double, std::milli>(now - mark).count()});
+    mark = now;
+  };
+
+  frame_to_rgb_f32(in, rgb, nt);
+  stage("to_rgb");
+  grey_and_channel_min(rgb, grey, work, nt);
+  m.min_filter.apply(work, dark, p.patch_radius, nt);
+  stage("dark_channel");
+  m.estimate = m.estimator.estimate(dark, grey, rgb, p.a_top_fraction, nt);
+  const std::array<float, 3> a = m.tracker.update(m.estimate);
+  stage("atmosphere");
+  normalised_channel_min(rgb, a, work, nt);
+  m.min_filter.apply(work, work, p.patch_radius, nt);
+  raw_transmission(work, p.omega, nt);
+  stage("transmission");
+  m.guided.apply(grey, work, work, p.gf_radius, p.gf_eps, p.gf_subsample, nt);
+  stage("guided_filter");
+  recover(rgb, work, a, p, nt);
+  stage("recovery");
+  // The output keeps the stream's colour description.
+  ImageView target = out;
+  target.matrix = in.matrix;
+  target.range = in.range;
+  rgb_f32_to_frame(rgb, target, nt);
+  stage("from_rgb");
+}
+
+void Dehazer::reset() { impl_->tracker.reset(); }
+
+std::array<float, 3> Dehazer::atmospheric_light() const {
+  return impl_->tracker.has_value() ? impl_->tracker.value() : std::array<float, 3>{0.f, 0.f, 0.f};
+}
+
+std::array<float, 3> Dehazer::atmospheric_estimate() const { return impl_->estimate; }
+
+std::vector<StageTime> Dehazer::stage_times() const { return impl_->times; }
+
+}  // namespace hazefree::cpu

@@ -1,0 +1,98 @@
+// The per-pixel and per-frame rules of the dark channel prior chain (SPEC 3) that every backend
+// evaluates with the same expressions, in the same float order. Included by the CPU operators
+// and by the CUDA kernels.
+#pragma once
+
+#include <cmath>
+
+#include "kernels/host_device.hpp"
+
+namespace hazefree::dcp {
+
+inline constexpr int kAtmosphereBlock = 32;             // side of the blocks of step 3
+inline constexpr float kMinAtmosphere = 1.0f / 255.0f;  // lower bound of each A_c
+inline constexpr float kToleranceFloor = 1e-6f;         // max(d, 1e-6) of step 7
+
+// Step 1: grey guide, float, this order.
+HAZEFREE_HD inline float grey(float r, float g, float b) {
+  return 0.299f * r + 0.587f * g + 0.114f * b;
+}
+
+HAZEFREE_HD inline float min3(float a, float b, float c) {
+  const float m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
+// Step 3: how many ranked blocks are averaged: max(1, ceil(fraction * blocks)), the product in
+// float (so that e.g. 0.07 * 100 gives 7, not 8 from the double value of 0.07f).
+inline int atmosphere_top_count(int blocks, float fraction) {
+  const int n = static_cast<int>(std::ceil(fraction * static_cast<float>(blocks)));
+  return n < 1 ? 1 : (n > blocks ? blocks : n);
+}
+
+// Step 4: one channel of the inter-frame constraint (not at a cut), float, this order.
+inline float constrain_step(float previous, float estimate, float smoothing, float max_step) {
+  float step = smoothing * (estimate - previous);
+  step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
+  return previous + step;
+}
+
+// Step 4: the cut test, mean_c |A^_n - A_{n-1}| > a_scene_cut, the sum in channel order.
+inline bool is_scene_cut(const float previous[3], const float estimate[3], float threshold) {
+  const float d = (std::fabs(estimate[0] - previous[0]) + std::fabs(estimate[1] - previous[1]) +
+                   std::fabs(estimate[2] - previous[2])) / 3.0f;
+  return d > threshold;
+}
+
+// Step 5: raw transmission from the filtered min_c(I_c / A_c) (IEEE division, not a reciprocal).
+HAZEFREE_HD inline float raw_transmission(float filtered, float omega) {
+  return 1.0f - omega * filtered;
+}
+
+// Step 7: bright-region tolerance. `mean_a` = (A_0 + A_1 + A_2) / 3, k <= 0 disables it.
+HAZEFREE_HD inline float tolerate(float t, float r, float g, float b, float mean_a, float k) {
+  if (!(k > 0.0f)) return t;
+  const float d = std::fabs((r + g + b) / 3.0f - mean_a);
+  if (d > k) return t;
+  const float scaled = t * k / (d > kToleranceFloor ? d : kToleranceFloor);
+  return scaled < 1.0f ? scaled : 1.0f;
+}
+
+// Steps 8 and 9 for one channel: recovery with max(t, t0), clamp to [0,1], brightness.
+HAZEFREE_HD inline float recover(float i, float a, float t, float t0, float brightness) {
+  const float tt = t > t0 ? t : t0;
+  float j = (i - a) / tt + a;
+  j = j < 0.0f ? 0.0f : (j > 1.0f ? 1.0f : j);
+  return j + (1.0f - j) * j * brightness;
+}
+
+// ---- fast guided filter geometry (gf_subsample = s > 1) -----------------------------------
+// The subsampled image has ceil(W / s) x ceil(H / s) samples; sample (i, j) is the mean of the
+// guide (and of t~) over the s x s block of full-resolution pixels [j s, j s + s) x [i s, i s + s)
+// clipped to the image (partial blocks average what exists; the sum is taken in double, in
+// raster order, then divided and rounded to float). The box radius there is
+// max(1, round(r / s)) = max(1, (r + s / 2) / s) in integers.
+// Upsampling of mean(a), mean(b) is bilinear with the samples at the block centres of a uniform
+// grid: full-resolution x maps to u = (2 x + 1 - s) / (2 s); j0 = floor(u), fx = u - j0 as the
+// exact fraction (2x + 1 - s - 2 s j0) / (2 s); u < 0 gives j0 = 0, fx = 0; j0 >= n - 1 gives
+// j0 = n - 1, fx = 0. v = top + fy (bottom - top), top = m00 + fx (m01 - m00), likewise bottom.
+inline int subsampled_size(int full, int s) { return (full + s - 1) / s; }
+inline int subsampled_radius(int radius, int s) {
+  const int r = (radius + s / 2) / s;
+  return r < 1 ? 1 : r;
+}
+
+struct BilinearTap {
+  int i0, i1;  // sample indices, i1 = min(i0 + 1, n - 1)
+  float f;     // weight of i1
+};
+
+HAZEFREE_HD inline BilinearTap bilinear_tap(int x, int s, int n) {
+  const int num = 2 * x + 1 - s, den = 2 * s;
+  if (num < 0) return {0, n > 1 ? 1 : 0, 0.0f};
+  const int i0 = num / den;
+  if (i0 >= n - 1) return {n - 1, n - 1, 0.0f};
+  return {i0, i0 + 1, static_cast<float>(num - i0 * den) / static_cast<float>(den)};
+}
+
+}  // namespace hazefree::dcp

@@ -1,0 +1,16 @@
+// Reference YCbCr <-> RGB in double, from the BT.601 / BT.709 / BT.2020 definitions (luma weights
+// Kr, Kb; limited range Y 16..235, C 16..240; full range 0..255). Shares no code with the product.
+#pragma once
+
+#include <array>
+
+namespace hazefree::oracle {
+
+enum class Matrix { bt601, bt709, bt2020 };
+
+// R, G, B in [0,1] -> Y, Cb, Cr codes (unrounded).
+std::array<double, 3> rgb_to_ycbcr(double r, double g, double b, Matrix m, bool limited);
+// Y, Cb, Cr codes -> R, G, B (unclamped, [0,1] scale).
+std::array<double, 3> ycbcr_to_rgb(double y, double cb, double cr, Matrix m, bool limited);
+
+}  // namespace hazefree::oracle
