@@ -1,0 +1,209 @@
+// Colour-mode plumbing of the CPU equalizers (SPEC 4).
+#include "kernels/cpu/equalize_common.hpp"
+
+#include <omp.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "kernels/color_convert.hpp"
+#include "kernels/equalize_rules.hpp"
+
+namespace hazefree::cpu::detail {
+namespace rules = equalize_rules;
+
+namespace {
+
+struct CodeTables {
+  std::uint8_t identity[256];
+  std::uint8_t limited[256];
+  CodeTables() {
+    for (int e = 0; e < 256; ++e) {
+      identity[e] = static_cast<std::uint8_t>(e);
+      limited[e] = static_cast<std::uint8_t>(rules::limited_range_code(e));
+    }
+  }
+};
+const CodeTables& tables() {
+  static const CodeTables t;
+  return t;
+}
+
+std::uint8_t* row_of(const PlaneView& p, int y) {
+  return p.data + static_cast<std::size_t>(y) * p.stride;
+}
+
+void copy_plane(const PlaneView& src, const PlaneView& dst, int row_bytes) {
+  for (int y = 0; y < src.height; ++y) std::memcpy(row_of(dst, y), row_of(src, y), row_bytes);
+}
+
+void fill_plane(const PlaneView& dst, int row_bytes, std::uint8_t value) {
+  for (int y = 0; y < dst.height; ++y) std::memset(row_of(dst, y), value, row_bytes);
+}
+
+}  // namespace
+
+const std::uint8_t* identity_codes() { return tables().identity; }
+const std::uint8_t* limited_range_codes() { return tables().limited; }
+
+int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
+
+void ColorRouter::check_same_geometry(const ImageView& in, const ImageView& out) {
+  if (in.format != out.format || in.width != out.width || in.height != out.height)
+    throw std::invalid_argument(fmt::format(
+        "equalize: output {} {}x{} differs from input {} {}x{}", to_string(out.format), out.width,
+        out.height, to_string(in.format), in.width, in.height));
+  if (in.width <= 0 || in.height <= 0)
+    throw std::invalid_argument("equalize: empty frame");
+}
+
+void ColorRouter::ensure(int width, int height) {
+  if (width == width_ && height == height_) return;
+  width_ = width;
+  height_ = height;
+  plane_bytes_ = static_cast<std::size_t>(width) * height;
+  scratch_.assign(6 * plane_bytes_, 0);
+}
+
+RgbScratch ColorRouter::to_rgb(const ImageView& in) {
+  ensure(in.width, in.height);
+  const int w = in.width, h = in.height;
+  RgbScratch rgb{plane(0), plane(1), plane(2), w};
+  if (in.format == PixelFormat::rgb24) {
+    const PlaneView& p = in.planes[0];
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      const std::uint8_t* s = row_of(p, y);
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        rgb.r[o + x] = s[3 * x];
+        rgb.g[o + x] = s[3 * x + 1];
+        rgb.b[o + x] = s[3 * x + 2];
+      }
+    }
+  } else if (in.format == PixelFormat::gray8) {
+    for (int y = 0; y < h; ++y) {
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      std::memcpy(rgb.r + o, row_of(in.planes[0], y), w);
+      std::memcpy(rgb.g + o, row_of(in.planes[0], y), w);
+      std::memcpy(rgb.b + o, row_of(in.planes[0], y), w);
+    }
+  } else {
+    frame_to_rgb_u8(in, RgbPlanesU8{rgb.r, rgb.g, rgb.b, w}, threads_);
+  }
+  return rgb;
+}
+
+void ColorRouter::from_rgb(const RgbScratch& rgb, ImageView& out) {
+  const int w = out.width, h = out.height;
+  if (out.format == PixelFormat::rgb24) {
+    const PlaneView& p = out.planes[0];
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      std::uint8_t* d = row_of(p, y);
+      const std::size_t o = static_cast<std::size_t>(y) * rgb.stride;
+      for (int x = 0; x < w; ++x) {
+        d[3 * x] = rgb.r[o + x];
+        d[3 * x + 1] = rgb.g[o + x];
+        d[3 * x + 2] = rgb.b[o + x];
+      }
+    }
+  } else if (out.format == PixelFormat::gray8) {
+    for (int y = 0; y < h; ++y) {
+      std::uint8_t* d = row_of(out.planes[0], y);
+      const std::size_t o = static_cast<std::size_t>(y) * rgb.stride;
+      for (int x = 0; x < w; ++x)
+        d[x] = static_cast<std::uint8_t>(rules::rgb_to_grey(rgb.r[o + x], rgb.g[o + x], rgb.b[o + x]));
+    }
+  } else {
+    rgb_u8_to_frame(RgbPlanesU8{rgb.r, rgb.g, rgb.b, rgb.stride}, out, threads_);
+  }
+}
+
+void ColorRouter::run(const ImageView& in, ImageView& out, ColorMode mode, ChannelEqualizer& op) {
+  check_same_geometry(in, out);
+  out.matrix = in.matrix;
+  out.range = in.range;
+  const int w = in.width, h = in.height;
+  const PixelFormat f = in.format;
+  const PlaneView& y_in = in.planes[0];
+  const PlaneView& y_out = out.planes[0];
+
+  if (f == PixelFormat::gray8) {  // every mode is the plane itself
+    op.equalize(0, {y_in.data, y_in.stride}, {y_out.data, y_out.stride}, w, h, identity_codes());
+    return;
+  }
+
+  if (f == PixelFormat::rgb24) {
+    ensure(w, h);
+    const PlaneView& p_in = in.planes[0];
+    const PlaneView& p_out = out.planes[0];
+    if (mode == ColorMode::rgb) {
+      const RgbScratch rgb = to_rgb(in);
+      std::uint8_t* src[3] = {rgb.r, rgb.g, rgb.b};
+      for (int c = 0; c < 3; ++c)
+        op.equalize(c, {src[c], w}, {plane(3 + c), w}, w, h, identity_codes());
+      from_rgb(RgbScratch{plane(3), plane(4), plane(5), w}, out);
+      return;
+    }
+    std::uint8_t* luma = plane(0);
+    std::uint8_t* cr = plane(1);
+    std::uint8_t* cb = plane(2);
+    std::uint8_t* eq = plane(3);
+    const bool grey = mode == ColorMode::grey;
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      const std::uint8_t* s = row_of(p_in, y);
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        if (grey) {
+          luma[o + x] = static_cast<std::uint8_t>(rules::rgb_to_grey(s[3 * x], s[3 * x + 1], s[3 * x + 2]));
+        } else {
+          const rules::YCrCb c = rules::rgb_to_ycrcb(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+          luma[o + x] = static_cast<std::uint8_t>(c.y);
+          cr[o + x] = static_cast<std::uint8_t>(c.cr);
+          cb[o + x] = static_cast<std::uint8_t>(c.cb);
+        }
+      }
+    }
+    op.equalize(0, {luma, w}, {eq, w}, w, h, identity_codes());
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      std::uint8_t* d = row_of(p_out, y);
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        if (grey) {
+          d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = eq[o + x];
+        } else {
+          const rules::Rgb c = rules::ycrcb_to_rgb(eq[o + x], cr[o + x], cb[o + x]);
+          d[3 * x] = static_cast<std::uint8_t>(c.r);
+          d[3 * x + 1] = static_cast<std::uint8_t>(c.g);
+          d[3 * x + 2] = static_cast<std::uint8_t>(c.b);
+        }
+      }
+    }
+    return;
+  }
+
+  // YUV formats.
+  if (mode == ColorMode::rgb) {
+    const RgbScratch rgb = to_rgb(in);
+    std::uint8_t* src[3] = {rgb.r, rgb.g, rgb.b};
+    for (int c = 0; c < 3; ++c)
+      op.equalize(c, {src[c], w}, {plane(3 + c), w}, w, h, identity_codes());
+    from_rgb(RgbScratch{plane(3), plane(4), plane(5), w}, out);
+    return;
+  }
+  const std::uint8_t* codes =
+      in.range == ColorRange::limited ? limited_range_codes() : identity_codes();
+  op.equalize(0, {y_in.data, y_in.stride}, {y_out.data, y_out.stride}, w, h, codes);
+  for (int i = 1; i < in.plane_count; ++i) {
+    const int row_bytes = in.planes[i].width * bytes_per_sample(f, i);
+    if (mode == ColorMode::grey) fill_plane(out.planes[i], row_bytes, 128);
+    else copy_plane(in.planes[i], out.planes[i], row_bytes);
+  }
+}
+
+}  // namespace hazefree::cpu::detail

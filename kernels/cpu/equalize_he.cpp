@@ -1,0 +1,192 @@
+// Global histogram equalization on the CPU (SPEC 4): OpenCV's equalizeHist rule, he_temporal,
+// ROI, every colour mode. OpenMP: per-thread private histograms merged, then a parallel LUT map.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/equalize_common.hpp"
+#include "kernels/equalize.hpp"
+#include "kernels/equalize_rules.hpp"
+
+namespace hazefree::cpu {
+namespace rules = equalize_rules;
+using detail::ChannelIn;
+using detail::ChannelOut;
+
+namespace {
+
+struct Rect {
+  int x0, y0, x1, y1;  // half-open
+};
+
+// The ROI clipped to the frame; the whole frame when the ROI is unset or lies outside it
+// (a histogram of nothing has no equalization).
+Rect histogram_rect(const Roi& roi, int width, int height) {
+  if (roi.empty()) return {0, 0, width, height};
+  const Rect r{std::max(roi.x, 0), std::max(roi.y, 0), std::min(roi.x + roi.w, width),
+               std::min(roi.y + roi.h, height)};
+  if (r.x0 >= r.x1 || r.y0 >= r.y1) return {0, 0, width, height};
+  return r;
+}
+
+// 256-bin histogram of a rectangle of one plane. Each thread counts into four interleaved
+// private histograms (consecutive equal values would otherwise serialise on one counter), then
+// merges into `hist` under a critical section.
+void histogram_256(ChannelIn src, Rect r, int threads, std::uint32_t* hist) {
+  std::fill(hist, hist + rules::kBins, 0u);
+  const int rows = r.y1 - r.y0;
+#pragma omp parallel num_threads(std::min(threads, rows))
+  {
+    std::uint32_t local[4][rules::kBins] = {};
+#pragma omp for schedule(static) nowait
+    for (int y = r.y0; y < r.y1; ++y) {
+      const std::uint8_t* row = src.data + static_cast<std::size_t>(y) * src.stride;
+      int x = r.x0;
+      for (; x + 4 <= r.x1; x += 4) {
+        ++local[0][row[x]];
+        ++local[1][row[x + 1]];
+        ++local[2][row[x + 2]];
+        ++local[3][row[x + 3]];
+      }
+      for (; x < r.x1; ++x) ++local[0][row[x]];
+    }
+#pragma omp critical(hazefree_he_merge)
+    for (int i = 0; i < rules::kBins; ++i)
+      hist[i] += local[0][i] + local[1][i] + local[2][i] + local[3][i];
+  }
+}
+
+void map_plane(ChannelIn src, ChannelOut dst, int width, int height, const std::uint8_t* lut,
+               int threads) {
+#pragma omp parallel for schedule(static) num_threads(std::min(threads, height))
+  for (int y = 0; y < height; ++y) {
+    const std::uint8_t* s = src.data + static_cast<std::size_t>(y) * src.stride;
+    std::uint8_t* d = dst.data + static_cast<std::size_t>(y) * dst.stride;
+    for (int x = 0; x < width; ++x) d[x] = lut[s[x]];
+  }
+}
+
+}  // namespace
+
+struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
+  HeParams params;
+  ColorMode color;
+  int threads;
+  detail::ColorRouter router;
+
+  // he_temporal state: one float histogram per channel (3 x 256) or the BITS one (4096).
+  bool has_history[3] = {false, false, false};
+  std::array<std::array<float, rules::kBins>, 3> history{};
+  bool has_bits_history = false;
+  std::vector<float> bits_history;
+  int history_width = 0, history_height = 0;
+
+  Rect rect{0, 0, 0, 0};
+  std::vector<std::uint32_t> bits_hist;
+  std::vector<std::uint32_t> bits_local;  // one private 4096-bin histogram per thread
+  std::vector<std::uint16_t> bits_lut;
+
+  Impl(const HeParams& p, ColorMode c, int t)
+      : params(p), color(c), threads(detail::resolve_threads(t)), router(threads) {}
+
+  bool temporal() const { return params.temporal < 1.f; }
+
+  void reset() {
+    for (bool& h : has_history) h = false;
+    has_bits_history = false;
+  }
+
+  void equalize(int channel, ChannelIn src, ChannelOut dst, int width, int height,
+                const std::uint8_t* codes) override {
+    std::uint32_t hist[rules::kBins];
+    histogram_256(src, rect, threads, hist);
+    std::uint8_t lut[rules::kBins];
+    if (temporal()) {
+      std::array<float, rules::kBins>& h = history[channel];
+      for (int i = 0; i < rules::kBins; ++i)
+        h[i] = has_history[channel] ? rules::he_temporal_update(params.temporal, hist[i], h[i])
+                                    : static_cast<float>(hist[i]);
+      has_history[channel] = true;
+      rules::he_lut_256_from_float(h.data(), lut);
+    } else {
+      rules::he_lut_256(hist, lut);
+    }
+    for (int i = 0; i < rules::kBins; ++i) lut[i] = codes[lut[i]];
+    map_plane(src, dst, width, height, lut, threads);
+  }
+
+  void bits(const ImageView& in, ImageView& out) {
+    detail::ColorRouter::check_same_geometry(in, out);
+    out.matrix = in.matrix;
+    out.range = in.range;
+    const detail::RgbScratch rgb = router.to_rgb(in);
+    const int w = in.width;
+    bits_hist.assign(rules::kBitsBins, 0u);
+    bits_lut.resize(rules::kBitsBins);
+    bits_local.resize(static_cast<std::size_t>(threads) * rules::kBitsBins);
+    const int rows = rect.y1 - rect.y0;
+#pragma omp parallel num_threads(std::min(threads, rows))
+    {
+      std::uint32_t* local = bits_local.data() + static_cast<std::size_t>(omp_get_thread_num()) * rules::kBitsBins;
+      std::fill(local, local + rules::kBitsBins, 0u);
+#pragma omp for schedule(static) nowait
+      for (int y = rect.y0; y < rect.y1; ++y) {
+        const std::size_t o = static_cast<std::size_t>(y) * rgb.stride;
+        for (int x = rect.x0; x < rect.x1; ++x)
+          ++local[rules::bits_index(rgb.r[o + x], rgb.g[o + x], rgb.b[o + x])];
+      }
+#pragma omp critical(hazefree_he_merge)
+      for (int i = 0; i < rules::kBitsBins; ++i) bits_hist[i] += local[i];
+    }
+    if (temporal()) {
+      bits_history.resize(rules::kBitsBins);
+      for (int i = 0; i < rules::kBitsBins; ++i)
+        bits_history[i] = has_bits_history
+                              ? rules::he_temporal_update(params.temporal, bits_hist[i], bits_history[i])
+                              : static_cast<float>(bits_hist[i]);
+      has_bits_history = true;
+      rules::he_lut_4096_from_float(bits_history.data(), bits_lut.data());
+    } else {
+      rules::he_lut_4096(bits_hist.data(), bits_lut.data());
+    }
+    const std::uint16_t* lut = bits_lut.data();
+#pragma omp parallel for schedule(static) num_threads(std::min(threads, in.height))
+    for (int y = 0; y < in.height; ++y) {
+      const std::size_t o = static_cast<std::size_t>(y) * rgb.stride;
+      for (int x = 0; x < w; ++x) {
+        const int r = rgb.r[o + x], g = rgb.g[o + x], b = rgb.b[o + x];
+        const rules::Rgb c = rules::bits_apply(lut[rules::bits_index(r, g, b)], r, g, b);
+        rgb.r[o + x] = static_cast<std::uint8_t>(c.r);
+        rgb.g[o + x] = static_cast<std::uint8_t>(c.g);
+        rgb.b[o + x] = static_cast<std::uint8_t>(c.b);
+      }
+    }
+    router.from_rgb(rgb, out);
+  }
+
+  void process(const ImageView& in, ImageView& out) {
+    // A new frame size is a new stream configuration: the smoothed histogram no longer applies.
+    if (in.width != history_width || in.height != history_height) {
+      reset();
+      history_width = in.width;
+      history_height = in.height;
+    }
+    rect = histogram_rect(params.roi, in.width, in.height);
+    if (color == ColorMode::rgb_bits) bits(in, out);
+    else router.run(in, out, color, *this);
+  }
+};
+
+HistogramEqualizer::HistogramEqualizer(const HeParams& params, ColorMode color, int threads)
+    : impl_(std::make_unique<Impl>(params, color, threads)) {}
+HistogramEqualizer::~HistogramEqualizer() = default;
+HistogramEqualizer::HistogramEqualizer(HistogramEqualizer&&) noexcept = default;
+HistogramEqualizer& HistogramEqualizer::operator=(HistogramEqualizer&&) noexcept = default;
+
+void HistogramEqualizer::process(const ImageView& in, ImageView& out) { impl_->process(in, out); }
+void HistogramEqualizer::reset() { impl_->reset(); }
+
+}  // namespace hazefree::cpu
