@@ -1,0 +1,511 @@
+#include "io/media_reader.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
+#include "io/av_error.hpp"
+
+extern "C" {
+#include <libavdevice/avdevice.h>
+#include <libavutil/display.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace hazefree::io {
+
+using namespace detail;
+
+namespace {
+
+// A decoder that fails this many packets in a row without producing a picture is not going to
+// recover: the input is broken rather than damaged.
+constexpr int kMaxConsecutiveDecodeErrors = 100;
+
+std::int64_t steady_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void register_devices_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    avdevice_register_all();
+    avformat_network_init();
+  });
+}
+
+bool is_url(const std::string& url) {
+  return url == "-" || url.find("://") != std::string::npos || url.rfind("pipe:", 0) == 0;
+}
+
+ColorMatrix resolve_matrix(AVColorSpace space, int height) {
+  switch (space) {
+    case AVCOL_SPC_BT709: return ColorMatrix::bt709;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M:
+    case AVCOL_SPC_FCC:
+    case AVCOL_SPC_SMPTE240M: return ColorMatrix::bt601;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL: return ColorMatrix::bt2020;
+    default: return default_matrix_for_height(height);
+  }
+}
+
+int sws_matrix_id(ColorMatrix matrix) {
+  switch (matrix) {
+    case ColorMatrix::bt709: return SWS_CS_ITU709;
+    case ColorMatrix::bt2020: return SWS_CS_BT2020;
+    case ColorMatrix::bt601: break;
+  }
+  return SWS_CS_ITU601;
+}
+
+bool is_yuv_layout(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BAYER))) {
+    return false;
+  }
+  return desc->nb_components - ((desc->flags & AV_PIX_FMT_FLAG_ALPHA) ? 1 : 0) == 3;
+}
+
+Rational to_rational(AVRational value) { return Rational{value.num, value.den}; }
+
+}  // namespace
+
+struct MediaReader::Impl {
+  InputOptions options;
+  std::string name;  // the URL as the user gave it, for messages
+  std::atomic<bool> interrupted{false};
+
+  InputContextPtr demuxer;
+  CodecContextPtr decoder;
+  int video_index = -1;
+  std::vector<int> copied_streams;
+  std::vector<bool> is_copied;  // by stream index
+  VideoInfo info;
+
+  Packet packet{av_packet_alloc()};   // the packet being demuxed
+  Packet handed_out;                  // the last packet read() announced, for take_packet()
+  std::deque<Packet> early_packets;   // other streams' packets read before the first picture
+  bool first_frame_pending = false;
+
+  FramePtr decoded{av_frame_alloc()};
+  FramePtr converted;  // allocated on the first frame that needs libswscale
+  SwsPtr scaler;
+  DecodedFrame current;
+  std::int64_t next_pts = AV_NOPTS_VALUE;  // for pictures without a timestamp
+
+  bool demuxer_done = false;
+  bool decoder_done = false;
+  int decode_errors = 0;
+  int consecutive_errors = 0;
+  int last_error = 0;
+  bool warned_conversion = false;
+  bool warned_size_change = false;
+
+  static int interrupt_callback(void* opaque) {
+    return static_cast<Impl*>(opaque)->interrupted.load(std::memory_order_relaxed) ? 1 : 0;
+  }
+
+  AVStream* video_stream() const { return demuxer->streams[video_index]; }
+
+  void open();
+  void open_decoder(const AVCodec* codec);
+  void prime();
+  void describe(const AVFrame& first);
+  MediaReader::Item advance();
+  void note_decode_error(int error);
+  void deliver(AVFrame& frame);
+  void convert(AVFrame& frame);
+};
+
+void MediaReader::Impl::open() {
+  if (!packet || !decoded) throw_io(name, "out of memory");
+  if (!is_url(options.url) && options.format.empty()) {
+    std::error_code error;
+    const auto status = std::filesystem::status(options.url, error);
+    if (status.type() == std::filesystem::file_type::directory) {
+      throw_io(name, "is a directory, not a media file");
+    }
+    if (status.type() == std::filesystem::file_type::regular &&
+        std::filesystem::file_size(options.url, error) == 0 && !error) {
+      throw_io(name, "empty file (0 bytes)");
+    }
+  }
+  register_devices_once();
+
+  const AVInputFormat* forced_format = nullptr;
+  if (!options.format.empty()) {
+    forced_format = av_find_input_format(options.format.c_str());
+    if (!forced_format) throw_io(name, "unknown input format '" + options.format + "'");
+  }
+  Dictionary demuxer_options;
+  for (const auto& [key, value] : options.format_options) demuxer_options.set(key, value);
+
+  AVFormatContext* context = avformat_alloc_context();
+  if (!context) throw_io(name, "out of memory");
+  context->interrupt_callback.callback = &Impl::interrupt_callback;
+  context->interrupt_callback.opaque = this;
+  if (options.low_delay) {
+    // Live: hand packets out as soon as they arrive instead of buffering them for probing.
+    context->flags |= AVFMT_FLAG_NOBUFFER;
+  }
+  const std::string open_url = options.url == "-" ? "pipe:0" : options.url;
+  // On failure avformat_open_input frees the context itself.
+  int result = avformat_open_input(&context, open_url.c_str(), forced_format, demuxer_options.slot());
+  if (result < 0) throw_io(name, av_error_text(result));
+  demuxer.reset(context);
+  if (av_dict_count(demuxer_options.get()) > 0) {
+    warn(name, "input options not used by the " + std::string(demuxer->iformat->name) +
+                   " demuxer: " + demuxer_options.keys());
+  }
+
+  result = avformat_find_stream_info(demuxer.get(), nullptr);
+  if (result < 0) throw_io(name, "cannot read the stream parameters", result);
+
+  const AVCodec* codec = nullptr;
+  result = av_find_best_stream(demuxer.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (result == AVERROR_STREAM_NOT_FOUND) throw_io(name, "no video stream");
+  if (result == AVERROR_DECODER_NOT_FOUND) {
+    int index = av_find_best_stream(demuxer.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    const char* codec_name =
+        index >= 0 ? avcodec_get_name(demuxer->streams[index]->codecpar->codec_id) : "?";
+    throw_io(name, std::string("no decoder for the video codec '") + codec_name + "'");
+  }
+  if (result < 0) throw_io(name, "cannot select a video stream", result);
+  video_index = result;
+
+  int video_streams = 0;
+  is_copied.assign(demuxer->nb_streams, false);
+  for (unsigned i = 0; i < demuxer->nb_streams; ++i) {
+    const AVStream* stream = demuxer->streams[i];
+    if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+        !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+      ++video_streams;
+    }
+    if (static_cast<int>(i) != video_index) {
+      copied_streams.push_back(static_cast<int>(i));
+      is_copied[i] = true;
+    }
+  }
+  if (video_streams > 1) {
+    warn(name, std::to_string(video_streams) + " video streams: processing stream #" +
+                   std::to_string(video_index) + ", copying the others unchanged");
+  }
+  open_decoder(codec);
+  prime();
+}
+
+void MediaReader::Impl::open_decoder(const AVCodec* codec) {
+  decoder.reset(avcodec_alloc_context3(codec));
+  if (!decoder) throw_io(name, "out of memory");
+  int result = avcodec_parameters_to_context(decoder.get(), video_stream()->codecpar);
+  if (result < 0) throw_io(name, "bad video stream parameters", result);
+  decoder->pkt_timebase = video_stream()->time_base;
+  decoder->thread_count = options.decoder_threads;
+  // Frame threading decodes several pictures at once, which delays each by a frame per thread;
+  // live sources use slice threading instead to keep that delay off the camera path.
+  decoder->thread_type = options.low_delay ? FF_THREAD_SLICE : FF_THREAD_FRAME;
+  if (options.low_delay) decoder->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  result = avcodec_open2(decoder.get(), codec, nullptr);
+  if (result < 0) throw_io(name, std::string("cannot open the ") + codec->name + " decoder", result);
+}
+
+// Decodes up to the first picture so that VideoInfo describes what read() will deliver (the
+// stream parameters alone can be missing or wrong about the pixel format and colours).
+void MediaReader::Impl::prime() {
+  for (;;) {
+    const Item item = advance();
+    if (item == Item::packet) {
+      early_packets.push_back(std::move(handed_out));
+      continue;
+    }
+    if (item == Item::video_frame) {
+      describe(*decoded);
+      deliver(*decoded);
+      first_frame_pending = true;
+      return;
+    }
+    break;
+  }
+  if (decode_errors > 0) {
+    throw_io(name, "no picture could be decoded", last_error);
+  }
+  // A video stream without pictures: describe it from its parameters; read() ends at once.
+  const AVCodecParameters* parameters = video_stream()->codecpar;
+  if (parameters->width <= 0 || parameters->height <= 0) throw_io(name, "video stream has no pictures");
+  FramePtr stand_in{av_frame_alloc()};
+  stand_in->width = parameters->width;
+  stand_in->height = parameters->height;
+  stand_in->format = parameters->format == AV_PIX_FMT_NONE ? AV_PIX_FMT_YUV420P : parameters->format;
+  stand_in->color_range = parameters->color_range;
+  stand_in->colorspace = parameters->color_space;
+  stand_in->color_primaries = parameters->color_primaries;
+  stand_in->color_trc = parameters->color_trc;
+  describe(*stand_in);
+}
+
+void MediaReader::Impl::describe(const AVFrame& first) {
+  const AVStream* stream = video_stream();
+  const AVCodecParameters* parameters = stream->codecpar;
+  const auto source_format = static_cast<AVPixelFormat>(first.format);
+  info.width = first.width;
+  info.height = first.height;
+  const char* format_name = av_get_pix_fmt_name(source_format);
+  info.source_pixel_format = format_name ? format_name : "unknown";
+  if (!from_av_format(source_format, &info.format)) {
+    info.format = nearest_supported(source_format);
+    warn(name, "pixel format " + info.source_pixel_format + " converted to " +
+                   std::string(to_string(info.format)) + " with libswscale");
+    warned_conversion = true;
+  }
+
+  // The decoder's per-picture tags are the most reliable; the container's fill the gaps.
+  const AVColorSpace space =
+      first.colorspace != AVCOL_SPC_UNSPECIFIED ? first.colorspace : parameters->color_space;
+  const AVColorRange range_tag =
+      first.color_range != AVCOL_RANGE_UNSPECIFIED ? first.color_range : parameters->color_range;
+  const AVColorPrimaries primaries = first.color_primaries != AVCOL_PRI_UNSPECIFIED
+                                         ? first.color_primaries
+                                         : parameters->color_primaries;
+  const AVColorTransferCharacteristic transfer =
+      first.color_trc != AVCOL_TRC_UNSPECIFIED ? first.color_trc : parameters->color_trc;
+  info.color_space = space;
+  info.color_range_tag = range_tag;
+  info.color_primaries = primaries;
+  info.color_transfer = transfer;
+  info.matrix = resolve_matrix(space, info.height);
+  const bool source_full = is_full_range_yuv_format(source_format) || range_tag == AVCOL_RANGE_JPEG ||
+                           (range_tag == AVCOL_RANGE_UNSPECIFIED && !is_yuv_layout(source_format));
+  info.range = (info.format == PixelFormat::rgb24 || source_full) ? ColorRange::full : ColorRange::limited;
+
+  info.time_base = to_rational(stream->time_base);
+  AVRational rate = stream->avg_frame_rate;
+  if (rate.num <= 0 || rate.den <= 0) rate = av_guess_frame_rate(demuxer.get(), const_cast<AVStream*>(stream), nullptr);
+  info.frame_rate = rate.num > 0 && rate.den > 0 ? to_rational(rate) : Rational{0, 1};
+  AVRational aspect = av_guess_sample_aspect_ratio(demuxer.get(), const_cast<AVStream*>(stream),
+                                                   const_cast<AVFrame*>(&first));
+  info.sample_aspect_ratio = aspect.num > 0 && aspect.den > 0 ? to_rational(aspect) : Rational{0, 1};
+
+  const auto* matrix = reinterpret_cast<const std::int32_t*>(
+      av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nullptr));
+  if (matrix) {
+    const double degrees = av_display_rotation_get(matrix);
+    info.rotation_degrees = std::isnan(degrees) || degrees == 0.0 ? 0.0 : degrees;
+  }
+
+  const std::string container = demuxer->iformat->name;
+  const bool image_pipe = container.size() > 5 && container.compare(container.size() - 5, 5, "_pipe") == 0;
+  const bool image_file = container == "image2" && stream->duration != AV_NOPTS_VALUE && stream->duration <= 1;
+  info.still_image = image_pipe || image_file;
+  info.frame_count = info.still_image ? 1 : std::max<std::int64_t>(stream->nb_frames, 0);
+  if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0) {
+    info.duration_seconds = stream->duration * av_q2d(stream->time_base);
+  } else if (demuxer->duration != AV_NOPTS_VALUE && demuxer->duration > 0) {
+    info.duration_seconds = demuxer->duration / double(AV_TIME_BASE);
+  }
+  const AVClass* demuxer_class = demuxer->iformat->priv_class;
+  const bool device = demuxer_class && (demuxer_class->category == AV_CLASS_CATEGORY_DEVICE_VIDEO_INPUT ||
+                                        demuxer_class->category == AV_CLASS_CATEGORY_DEVICE_INPUT);
+  info.live = device || is_url(options.url);
+  info.codec_name = avcodec_get_name(parameters->codec_id);
+  info.container_name = container;
+}
+
+// Next decoded picture (in `decoded`), other stream's packet (in `handed_out`), or the end.
+MediaReader::Item MediaReader::Impl::advance() {
+  for (;;) {
+    if (interrupted.load(std::memory_order_relaxed) || decoder_done) return Item::end;
+    int result = avcodec_receive_frame(decoder.get(), decoded.get());
+    if (result == 0) {
+      consecutive_errors = 0;
+      return Item::video_frame;
+    }
+    if (result == AVERROR_EOF) {
+      decoder_done = true;
+      return Item::end;
+    }
+    if (result != AVERROR(EAGAIN)) {
+      note_decode_error(result);
+      continue;
+    }
+    if (demuxer_done) {  // a flushed decoder never asks for more input; be safe anyway
+      decoder_done = true;
+      return Item::end;
+    }
+
+    result = av_read_frame(demuxer.get(), packet.get());
+    if (result == AVERROR(EAGAIN)) continue;  // non-blocking devices: nothing yet
+    if (result < 0) {
+      if (interrupted.load(std::memory_order_relaxed)) return Item::end;
+      if (result != AVERROR_EOF && !(demuxer->pb && avio_feof(demuxer->pb))) {
+        throw_io(name, "read error", result);
+      }
+      demuxer_done = true;
+      avcodec_send_packet(decoder.get(), nullptr);  // drain the pictures still in the decoder
+      continue;
+    }
+    const int stream_index = packet->stream_index;
+    if (stream_index == video_index) {
+      result = avcodec_send_packet(decoder.get(), packet.get());
+      av_packet_unref(packet.get());
+      if (result < 0 && result != AVERROR(EAGAIN)) note_decode_error(result);
+      continue;
+    }
+    if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index]) {
+      handed_out.reset(av_packet_alloc());
+      if (!handed_out) throw_io(name, "out of memory");
+      av_packet_move_ref(handed_out.get(), packet.get());
+      return Item::packet;
+    }
+    av_packet_unref(packet.get());  // a stream that appeared after opening
+  }
+}
+
+void MediaReader::Impl::note_decode_error(int error) {
+  if (error == AVERROR(ENOMEM)) throw_io(name, "decoding", error);
+  last_error = error;
+  ++decode_errors;
+  if (decode_errors == 1) {
+    warn(name, "decode error (" + av_error_text(error) + "), picture skipped; later ones are only counted");
+  }
+  if (++consecutive_errors >= kMaxConsecutiveDecodeErrors) {
+    throw_io(name, std::to_string(consecutive_errors) + " decode errors in a row", error);
+  }
+}
+
+void MediaReader::Impl::deliver(AVFrame& frame) {
+  current.capture_us = steady_now_us();
+  std::int64_t pts = frame.best_effort_timestamp;
+  if (pts == AV_NOPTS_VALUE) pts = next_pts != AV_NOPTS_VALUE ? next_pts : 0;
+  std::int64_t duration = frame.pkt_duration;
+  if (duration <= 0 && info.frame_rate.num > 0) {
+    duration = av_rescale_q(1, AVRational{info.frame_rate.den, info.frame_rate.num},
+                            AVRational{info.time_base.num, info.time_base.den});
+  }
+  current.pts = pts;
+  current.duration = std::max<std::int64_t>(duration, 0);
+  next_pts = pts + std::max<std::int64_t>(duration, 1);
+
+  PixelFormat layout{};
+  const bool direct = from_av_format(static_cast<AVPixelFormat>(frame.format), &layout) &&
+                      layout == info.format && frame.width == info.width &&
+                      frame.height == info.height && frame.linesize[0] >= 0 &&
+                      frame.linesize[1] >= 0 && frame.linesize[2] >= 0;
+  const AVFrame* pixels = &frame;
+  if (!direct) {
+    convert(frame);
+    pixels = converted.get();
+  }
+  ImageView& view = current.view;
+  view = ImageView{};
+  view.format = info.format;
+  view.width = info.width;
+  view.height = info.height;
+  view.matrix = info.matrix;
+  view.range = info.range;
+  view.plane_count = plane_count(info.format);
+  for (int i = 0; i < view.plane_count; ++i) {
+    PlaneView plane = plane_geometry(info.format, info.width, info.height, i);
+    plane.data = pixels->data[i];
+    plane.stride = pixels->linesize[i];
+    view.planes[i] = plane;
+  }
+}
+
+// Converts (and, after a mid-stream size change, rescales) a picture into the layout and size
+// announced in VideoInfo, into a buffer allocated once.
+void MediaReader::Impl::convert(AVFrame& frame) {
+  const auto source_format = static_cast<AVPixelFormat>(frame.format);
+  const AVPixelFormat target_format = to_av_format(info.format);
+  if ((frame.width != info.width || frame.height != info.height) && !warned_size_change) {
+    warn(name, "picture size changed from " + std::to_string(info.width) + "x" +
+                   std::to_string(info.height) + " to " + std::to_string(frame.width) + "x" +
+                   std::to_string(frame.height) + "; scaling back to the first size");
+    warned_size_change = true;
+  }
+  PixelFormat layout{};
+  if (!warned_conversion && !(from_av_format(source_format, &layout) && layout == info.format)) {
+    const char* format_name = av_get_pix_fmt_name(source_format);
+    warn(name, std::string("pixel format changed to ") + (format_name ? format_name : "unknown") +
+                   "; converted to " + std::string(to_string(info.format)) + " with libswscale");
+    warned_conversion = true;
+  }
+  if (!converted) {
+    converted.reset(av_frame_alloc());
+    if (!converted) throw_io(name, "out of memory");
+    converted->format = target_format;
+    converted->width = info.width;
+    converted->height = info.height;
+    const int result = av_frame_get_buffer(converted.get(), 0);
+    if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
+  }
+  SwsContext* context = sws_getCachedContext(
+      scaler.release(), frame.width, frame.height, source_format, info.width, info.height,
+      target_format, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr);
+  scaler.reset(context);
+  if (!context) {
+    throw_io(name, "libswscale cannot convert " + info.source_pixel_format + " to " +
+                       std::string(to_string(info.format)));
+  }
+  // Keep the range and matrix: a 10-bit limited-range picture becomes an 8-bit limited-range one.
+  const int source_range = (is_full_range_yuv_format(source_format) ||
+                            frame.color_range == AVCOL_RANGE_JPEG || !is_yuv_layout(source_format))
+                               ? 1
+                               : 0;
+  const int target_range = info.range == ColorRange::full ? 1 : 0;
+  const int* coefficients = sws_getCoefficients(sws_matrix_id(info.matrix));
+  sws_setColorspaceDetails(context, coefficients, source_range, coefficients, target_range, 0,
+                           1 << 16, 1 << 16);
+  sws_scale(context, frame.data, frame.linesize, 0, frame.height, converted->data, converted->linesize);
+}
+
+// --- MediaReader ---------------------------------------------------------------------------
+
+MediaReader::MediaReader(const InputOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->name = options.url;
+  impl_->open();
+}
+
+MediaReader::~MediaReader() = default;
+
+const VideoInfo& MediaReader::video() const { return impl_->info; }
+
+MediaReader::Item MediaReader::read() {
+  Impl& impl = *impl_;
+  if (impl.interrupted.load(std::memory_order_relaxed)) return Item::end;
+  if (!impl.early_packets.empty()) {
+    impl.handed_out = std::move(impl.early_packets.front());
+    impl.early_packets.pop_front();
+    return Item::packet;
+  }
+  if (impl.first_frame_pending) {
+    impl.first_frame_pending = false;
+    return Item::video_frame;
+  }
+  const Item item = impl.advance();
+  if (item == Item::video_frame) impl.deliver(*impl.decoded);
+  return item;
+}
+
+const DecodedFrame& MediaReader::frame() const { return impl_->current; }
+
+Packet MediaReader::take_packet() { return std::move(impl_->handed_out); }
+
+void MediaReader::interrupt() { impl_->interrupted.store(true, std::memory_order_relaxed); }
+
+int MediaReader::decode_errors() const { return impl_->decode_errors; }
+
+const std::vector<int>& MediaReader::copied_stream_indices() const { return impl_->copied_streams; }
+
+AVFormatContext* MediaReader::format_context() const { return impl_->demuxer.get(); }
+
+int MediaReader::video_stream_index() const { return impl_->video_index; }
+
+}  // namespace hazefree::io

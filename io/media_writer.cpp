@@ -1,0 +1,567 @@
+#include "io/media_writer.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "io/av_error.hpp"
+
+extern "C" {
+#include <libavutil/display.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace hazefree::io {
+
+using namespace detail;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::int64_t steady_now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_url(const std::string& url) {
+  return url == "-" || url.find("://") != std::string::npos || url.rfind("pipe:", 0) == 0;
+}
+
+// Muxers that hold exactly one video stream and nothing else.
+bool is_single_picture_stream_muxer(const AVOutputFormat& format) {
+  const std::string name = format.name;
+  return name == "image2" || name == "image2pipe" || name == "yuv4mpegpipe" || name == "rawvideo";
+}
+
+bool codec_is_x26x(const AVCodec& codec) {
+  return std::strcmp(codec.name, "libx264") == 0 || std::strcmp(codec.name, "libx265") == 0;
+}
+
+// Encoders whose time base must be the frame period (MPEG-1/2 allow only standard rates,
+// MPEG-4 part 2 and H.263 a 16-bit denominator).
+bool needs_frame_period_time_base(AVCodecID id) {
+  return id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO || id == AV_CODEC_ID_MPEG4 ||
+         id == AV_CODEC_ID_H263 || id == AV_CODEC_ID_H263P || id == AV_CODEC_ID_MSMPEG4V3;
+}
+
+AVPixelFormat full_range_variant(AVPixelFormat format) {
+  switch (format) {
+    case AV_PIX_FMT_YUV420P: return AV_PIX_FMT_YUVJ420P;
+    case AV_PIX_FMT_YUV422P: return AV_PIX_FMT_YUVJ422P;
+    case AV_PIX_FMT_YUV444P: return AV_PIX_FMT_YUVJ444P;
+    default: return AV_PIX_FMT_NONE;
+  }
+}
+
+bool list_has(const AVPixelFormat* list, AVPixelFormat format) {
+  for (; list && *list != AV_PIX_FMT_NONE; ++list) {
+    if (*list == format) return true;
+  }
+  return false;
+}
+
+int sws_matrix_id(ColorMatrix matrix) {
+  switch (matrix) {
+    case ColorMatrix::bt709: return SWS_CS_ITU709;
+    case ColorMatrix::bt2020: return SWS_CS_BT2020;
+    case ColorMatrix::bt601: break;
+  }
+  return SWS_CS_ITU601;
+}
+
+AVColorSpace av_color_space(ColorMatrix matrix) {
+  switch (matrix) {
+    case ColorMatrix::bt709: return AVCOL_SPC_BT709;
+    case ColorMatrix::bt2020: return AVCOL_SPC_BT2020_NCL;
+    case ColorMatrix::bt601: break;
+  }
+  return AVCOL_SPC_SMPTE170M;
+}
+
+bool is_rgb_or_gray(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  return desc && ((desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) || desc->nb_components <= 2);
+}
+
+const AVPixelFormat kYuv4mpegFormats[] = {AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P,
+                                          AV_PIX_FMT_GRAY8, AV_PIX_FMT_NONE};
+
+}  // namespace
+
+struct MediaWriter::Impl {
+  OutputOptions options;
+  std::string name;           // the output as the user gave it, for messages
+  std::string write_url;      // what FFmpeg opens: the temporary file, or the URL itself
+  std::string final_path;     // empty when writing directly
+  bool finished = false;
+
+  OutputContextPtr muxer;
+  CodecContextPtr encoder;
+  const AVCodec* codec = nullptr;
+  AVStream* video_out = nullptr;
+  std::vector<int> output_index_of_input;     // -1: not copied
+  std::vector<AVRational> input_time_bases;
+  AVRational source_time_base{1, 25};
+
+  int width = 0, height = 0;
+  PixelFormat layout = PixelFormat::yuv420p;
+  AVPixelFormat encoder_format = AV_PIX_FMT_NONE;
+  bool needs_conversion = false;
+  bool encoder_full_range = false;
+
+  FramePtr wrapper{av_frame_alloc()};  // points at the caller's pixels
+  FramePtr converted;                  // libswscale output, when the encoder needs another layout
+  SwsPtr scaler;
+  Packet encoded{av_packet_alloc()};
+
+  std::int64_t frames_written = 0;
+  std::int64_t last_packet_us = 0;
+  std::int64_t last_pts = AV_NOPTS_VALUE;
+  bool warned_pts = false;
+
+  void check_paths(const MediaReader& source);
+  const AVOutputFormat* choose_muxer();
+  void choose_encoder(const AVOutputFormat& muxer_format);
+  void open_encoder(const MediaReader& source);
+  void add_video_stream(const MediaReader& source);
+  void add_copied_streams(const MediaReader& source);
+  void open_output();
+  void send(AVFrame* frame);
+  void convert_into(const ImageView& frame);
+};
+
+void MediaWriter::Impl::check_paths(const MediaReader& source) {
+  if (is_url(options.url)) {
+    write_url = options.url == "-" ? "pipe:1" : options.url;
+    return;
+  }
+  const fs::path output(options.url);
+  std::error_code error;
+  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, error)) throw_io(name, "folder " + folder.string() + " does not exist");
+  if (fs::exists(output, error)) {
+    const std::string input_url = source.format_context() ? source.format_context()->url : "";
+    if (!input_url.empty() && !is_url(input_url) && fs::equivalent(output, input_url, error)) {
+      throw_io(name, "is the input file; choose another output");
+    }
+    if (fs::is_directory(output, error)) throw_io(name, "is a directory");
+    if (!options.overwrite) throw_io(name, "already exists (use -y to overwrite)");
+  }
+  // Same folder (so the final rename is atomic), hidden, and with the real extension kept last
+  // so that anything guessing from the name still can.
+  final_path = output.string();
+  const fs::path temporary = folder / ("." + output.stem().string() + ".partial-" +
+                                       std::to_string(::getpid()) + output.extension().string());
+  write_url = temporary.string();
+}
+
+const AVOutputFormat* MediaWriter::Impl::choose_muxer() {
+  const AVOutputFormat* format = nullptr;
+  if (!options.format.empty()) {
+    format = av_guess_format(options.format.c_str(), nullptr, nullptr);
+    // Also accept an extension where the muxer's name differs ("y4m" -> yuv4mpegpipe).
+    if (!format) format = av_guess_format(nullptr, ("x." + options.format).c_str(), nullptr);
+    if (!format) throw_io(name, "unknown output format '" + options.format + "'");
+  } else if (options.url == "-") {
+    format = av_guess_format("yuv4mpegpipe", nullptr, nullptr);
+  } else {
+    format = av_guess_format(nullptr, options.url.c_str(), nullptr);
+    if (!format) throw_io(name, "cannot tell the output format from the name (give one with -f)");
+  }
+  return format;
+}
+
+void MediaWriter::Impl::choose_encoder(const AVOutputFormat& muxer_format) {
+  if (!options.encoder.empty()) {
+    codec = avcodec_find_encoder_by_name(options.encoder.c_str());
+    if (!codec) throw_io(name, "unknown encoder '" + options.encoder + "'");
+    if (codec->type != AVMEDIA_TYPE_VIDEO) throw_io(name, "'" + options.encoder + "' is not a video encoder");
+    return;
+  }
+  if (!is_single_picture_stream_muxer(muxer_format) &&
+      avformat_query_codec(&muxer_format, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) != 0) {
+    codec = avcodec_find_encoder_by_name("libx264");
+  }
+  if (!codec) {
+    const AVCodecID id = av_guess_codec(&muxer_format, nullptr, options.url.c_str(), nullptr,
+                                        AVMEDIA_TYPE_VIDEO);
+    codec = avcodec_find_encoder(id);
+    if (!codec) {
+      throw_io(name, std::string("no encoder for ") + avcodec_get_name(id) + " (the " +
+                         muxer_format.name + " format's video codec)");
+    }
+  }
+}
+
+void MediaWriter::Impl::open_encoder(const MediaReader& source) {
+  const VideoInfo& info = source.video();
+  encoder.reset(avcodec_alloc_context3(codec));
+  if (!encoder) throw_io(name, "out of memory");
+
+  // Pixel format: the frames' own layout when the encoder takes it, else its nearest.
+  const AVPixelFormat* accepted = codec->pix_fmts;
+  if (!accepted && std::strcmp(muxer->oformat->name, "yuv4mpegpipe") == 0) accepted = kYuv4mpegFormats;
+  const AVPixelFormat wanted = to_av_format(layout);
+  const bool full_range_yuv = is_yuv(layout) && info.range == ColorRange::full;
+  if (!accepted || list_has(accepted, wanted)) {
+    encoder_format = wanted;
+  } else if (full_range_yuv && list_has(accepted, full_range_variant(wanted))) {
+    encoder_format = full_range_variant(wanted);
+  } else {
+    encoder_format = avcodec_find_best_pix_fmt_of_list(accepted, wanted, 0, nullptr);
+    if (encoder_format == AV_PIX_FMT_NONE) {
+      throw_io(name, std::string(codec->name) + " takes no pixel format we can convert " +
+                         std::string(to_string(layout)) + " to");
+    }
+  }
+  needs_conversion = encoder_format != wanted && encoder_format != full_range_variant(wanted);
+  if (needs_conversion) {
+    warn(name, std::string(to_string(layout)) + " converted to " +
+                   av_get_pix_fmt_name(encoder_format) + " for the " + codec->name + " encoder");
+  }
+
+  encoder->codec_id = codec->id;
+  encoder->width = width;
+  encoder->height = height;
+  encoder->pix_fmt = encoder_format;
+  const AVRational frame_rate{info.frame_rate.num, info.frame_rate.den};
+  if (info.time_base.num > 0 && info.time_base.den > 0) {
+    source_time_base = AVRational{info.time_base.num, info.time_base.den};
+  } else if (frame_rate.num > 0) {
+    source_time_base = av_inv_q(frame_rate);
+  }
+  encoder->time_base = source_time_base;
+  // yuv4mpegpipe writes the stream time base as the frame rate.
+  if (needs_frame_period_time_base(codec->id) ||
+      std::strcmp(muxer->oformat->name, "yuv4mpegpipe") == 0) {
+    encoder->time_base = frame_rate.num > 0 ? av_inv_q(frame_rate) : AVRational{1, 25};
+  }
+  if (frame_rate.num > 0) encoder->framerate = frame_rate;
+  if (info.sample_aspect_ratio.num > 0) {
+    encoder->sample_aspect_ratio = AVRational{info.sample_aspect_ratio.num, info.sample_aspect_ratio.den};
+  }
+
+  // Colour tags: kept as the input said when YUV stays YUV; a conversion between RGB and YUV
+  // states the matrix and range it used.
+  const bool source_rgb_or_gray = layout == PixelFormat::rgb24 || layout == PixelFormat::gray8;
+  const bool target_rgb_or_gray = is_rgb_or_gray(encoder_format);
+  encoder->color_primaries = static_cast<AVColorPrimaries>(info.color_primaries);
+  encoder->color_trc = static_cast<AVColorTransferCharacteristic>(info.color_transfer);
+  encoder->colorspace = static_cast<AVColorSpace>(info.color_space);
+  encoder->color_range = static_cast<AVColorRange>(info.color_range_tag);
+  if (target_rgb_or_gray) {
+    encoder_full_range = true;
+    if (encoder_format != AV_PIX_FMT_GRAY8 || source_rgb_or_gray) {
+      encoder->colorspace = encoder_format == AV_PIX_FMT_GRAY8 ? encoder->colorspace : AVCOL_SPC_RGB;
+      encoder->color_range = AVCOL_RANGE_JPEG;
+    }
+  } else if (source_rgb_or_gray) {
+    encoder_full_range = false;
+    encoder->colorspace = av_color_space(info.matrix);
+    encoder->color_range = AVCOL_RANGE_MPEG;
+  } else {
+    encoder_full_range = info.range == ColorRange::full;
+    if (encoder->color_range == AVCOL_RANGE_UNSPECIFIED && encoder_full_range) {
+      encoder->color_range = AVCOL_RANGE_JPEG;
+    }
+  }
+
+  if (options.low_latency) encoder->max_b_frames = 0;
+  if (codec_is_x26x(*codec)) {
+    av_opt_set_double(encoder->priv_data, "crf", options.crf, 0);
+    av_opt_set(encoder->priv_data, "preset", options.preset.c_str(), 0);
+    if (options.low_latency) av_opt_set(encoder->priv_data, "tune", "zerolatency", 0);
+  }
+  if (muxer->oformat->flags & AVFMT_GLOBALHEADER) encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+
+  Dictionary encoder_options;
+  for (const auto& [key, value] : options.encoder_options) encoder_options.set(key, value);
+  const int result = avcodec_open2(encoder.get(), codec, encoder_options.slot());
+  if (result < 0) {
+    std::string cause = std::string(codec->name) + ": cannot open the encoder (" + av_error_text(result) + ")";
+    if (std::strstr(codec->name, "nvenc")) cause += " (this GPU has no NVENC engine, or no NVIDIA driver?)";
+    else if (std::strstr(codec->name, "vaapi") || std::strstr(codec->name, "qsv")) cause += " (no usable hardware device?)";
+    throw_io(name, cause);
+  }
+  if (av_dict_count(encoder_options.get()) > 0) {
+    warn(name, std::string("options not used by ") + codec->name + ": " + encoder_options.keys());
+  }
+}
+
+void MediaWriter::Impl::add_video_stream(const MediaReader& source) {
+  video_out = avformat_new_stream(muxer.get(), nullptr);
+  if (!video_out) throw_io(name, "out of memory");
+  const int result = avcodec_parameters_from_context(video_out->codecpar, encoder.get());
+  if (result < 0) throw_io(name, "cannot set the video stream parameters", result);
+  video_out->time_base = encoder->time_base;  // a hint; the muxer may choose another
+  video_out->avg_frame_rate = encoder->framerate;
+  video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
+
+  const AVFormatContext* input = source.format_context();
+  const AVStream* video_in = input->streams[source.video_stream_index()];
+  size_t matrix_size = 0;
+  const std::uint8_t* matrix = av_stream_get_side_data(video_in, AV_PKT_DATA_DISPLAYMATRIX, &matrix_size);
+  if (matrix && matrix_size >= 9 * sizeof(std::int32_t)) {
+    std::uint8_t* copy = av_stream_new_side_data(video_out, AV_PKT_DATA_DISPLAYMATRIX, matrix_size);
+    if (!copy) throw_io(name, "out of memory");
+    std::memcpy(copy, matrix, matrix_size);
+  } else if (source.video().rotation_degrees != 0.0) {
+    auto* rotation = reinterpret_cast<std::int32_t*>(
+        av_stream_new_side_data(video_out, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(std::int32_t)));
+    if (!rotation) throw_io(name, "out of memory");
+    av_display_rotation_set(rotation, -source.video().rotation_degrees);  // set() is clockwise
+  }
+  for (const char* key : {"language", "title"}) {
+    if (const AVDictionaryEntry* entry = av_dict_get(video_in->metadata, key, nullptr, 0)) {
+      av_dict_set(&video_out->metadata, key, entry->value, 0);
+    }
+  }
+  video_out->disposition = video_in->disposition & ~AV_DISPOSITION_ATTACHED_PIC;
+}
+
+void MediaWriter::Impl::add_copied_streams(const MediaReader& source) {
+  const AVFormatContext* input = source.format_context();
+  output_index_of_input.assign(input->nb_streams, -1);
+  input_time_bases.assign(input->nb_streams, AVRational{0, 1});
+  const AVOutputFormat& format = *muxer->oformat;
+  std::string dropped;
+  for (const int index : source.copied_stream_indices()) {
+    const AVStream* in = input->streams[index];
+    const AVCodecParameters* parameters = in->codecpar;
+    const int query = avformat_query_codec(&format, parameters->codec_id, FF_COMPLIANCE_NORMAL);
+    // query < 0: the muxer keeps no list; then trust it for the kinds it has a default for.
+    bool accepted = query == 1;
+    if (query < 0 && !is_single_picture_stream_muxer(format)) {
+      switch (parameters->codec_type) {
+        case AVMEDIA_TYPE_AUDIO: accepted = format.audio_codec != AV_CODEC_ID_NONE; break;
+        case AVMEDIA_TYPE_SUBTITLE: accepted = format.subtitle_codec != AV_CODEC_ID_NONE; break;
+        case AVMEDIA_TYPE_VIDEO: accepted = true; break;
+        default: accepted = false; break;
+      }
+    }
+    if (!accepted) {
+      if (!dropped.empty()) dropped += ", ";
+      dropped += "#" + std::to_string(index) + " (" + avcodec_get_name(parameters->codec_id) + ")";
+      continue;
+    }
+    AVStream* out = avformat_new_stream(muxer.get(), nullptr);
+    if (!out) throw_io(name, "out of memory");
+    const int result = avcodec_parameters_copy(out->codecpar, parameters);
+    if (result < 0) throw_io(name, "cannot copy the parameters of stream #" + std::to_string(index), result);
+    out->codecpar->codec_tag = 0;  // let the muxer pick its own tag for the codec
+    out->time_base = in->time_base;
+    out->disposition = in->disposition;
+    out->avg_frame_rate = in->avg_frame_rate;
+    out->sample_aspect_ratio = in->sample_aspect_ratio;
+    av_dict_copy(&out->metadata, in->metadata, 0);
+    output_index_of_input[index] = out->index;
+    input_time_bases[index] = in->time_base;
+  }
+  if (!dropped.empty()) {
+    warn(name, std::string("the ") + format.name + " format cannot hold input stream(s) " + dropped +
+                   "; not copied");
+  }
+}
+
+void MediaWriter::Impl::open_output() {
+  AVFormatContext* context = muxer.get();
+  if (!(context->oformat->flags & AVFMT_NOFILE)) {
+    const int result = avio_open2(&context->pb, write_url.c_str(), AVIO_FLAG_WRITE, nullptr, nullptr);
+    if (result < 0) throw_io(name, "cannot create the file", result);
+  }
+  Dictionary muxer_options;
+  // image2 with a plain file name (no %d pattern) writes its one picture to exactly that name.
+  if (std::strcmp(context->oformat->name, "image2") == 0) muxer_options.set("update", "1");
+  const int result = avformat_write_header(context, muxer_options.slot());
+  if (result < 0) throw_io(name, "cannot write the header", result);
+}
+
+void MediaWriter::Impl::convert_into(const ImageView& frame) {
+  if (!converted) {
+    converted.reset(av_frame_alloc());
+    if (!converted) throw_io(name, "out of memory");
+    converted->format = encoder_format;
+    converted->width = width;
+    converted->height = height;
+    const int result = av_frame_get_buffer(converted.get(), 0);
+    if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
+  }
+  // The encoder may still hold the previous picture; this copies only in that case.
+  int result = av_frame_make_writable(converted.get());
+  if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
+  const AVPixelFormat source_format = to_av_format(frame.format);
+  SwsContext* context = sws_getCachedContext(scaler.release(), width, height, source_format, width,
+                                             height, encoder_format,
+                                             SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                                             nullptr, nullptr, nullptr);
+  scaler.reset(context);
+  if (!context) {
+    throw_io(name, std::string("libswscale cannot convert ") + std::string(to_string(frame.format)) +
+                       " to " + av_get_pix_fmt_name(encoder_format));
+  }
+  const int* coefficients = sws_getCoefficients(sws_matrix_id(frame.matrix));
+  const bool source_full = !is_yuv(frame.format) || frame.range == ColorRange::full;
+  sws_setColorspaceDetails(context, coefficients, source_full ? 1 : 0, coefficients,
+                           encoder_full_range ? 1 : 0, 0, 1 << 16, 1 << 16);
+  const std::uint8_t* source_planes[4] = {};
+  int source_strides[4] = {};
+  for (int i = 0; i < frame.plane_count; ++i) {
+    source_planes[i] = frame.planes[i].data;
+    source_strides[i] = frame.planes[i].stride;
+  }
+  sws_scale(context, source_planes, source_strides, 0, height, converted->data, converted->linesize);
+}
+
+// Sends one picture (or the flush, for nullptr) and writes every packet that comes out.
+void MediaWriter::Impl::send(AVFrame* frame) {
+  int result = avcodec_send_frame(encoder.get(), frame);
+  if (result < 0 && result != AVERROR_EOF) throw_io(name, std::string(codec->name) + ": encoding failed", result);
+  for (;;) {
+    result = avcodec_receive_packet(encoder.get(), encoded.get());
+    if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return;
+    if (result < 0) throw_io(name, std::string(codec->name) + ": encoding failed", result);
+    last_packet_us = steady_now_us();
+    encoded->stream_index = video_out->index;
+    av_packet_rescale_ts(encoded.get(), encoder->time_base, video_out->time_base);
+    result = av_interleaved_write_frame(muxer.get(), encoded.get());  // takes the packet's data
+    if (result < 0) throw_io(name, "cannot write a video packet", result);
+  }
+}
+
+// --- MediaWriter ---------------------------------------------------------------------------
+
+MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source, int width,
+                         int height, PixelFormat format)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& impl = *impl_;
+  impl.options = options;
+  impl.name = options.url;
+  impl.width = width;
+  impl.height = height;
+  impl.layout = format;
+  if (!impl.wrapper || !impl.encoded) throw_io(impl.name, "out of memory");
+  if (width <= 0 || height <= 0) throw_io(impl.name, "invalid picture size");
+  impl.check_paths(source);
+  const AVOutputFormat* muxer_format = impl.choose_muxer();
+  impl.choose_encoder(*muxer_format);
+
+  AVFormatContext* context = nullptr;
+  const int result = avformat_alloc_output_context2(&context, muxer_format, nullptr, impl.write_url.c_str());
+  if (result < 0 || !context) throw_io(impl.name, "cannot set up the output", result);
+  impl.muxer.reset(context);
+
+  impl.open_encoder(source);
+  impl.add_video_stream(source);
+  impl.add_copied_streams(source);
+  impl.open_output();
+}
+
+MediaWriter::~MediaWriter() {
+  if (!impl_ || impl_->finished) return;
+  // Unfinished: close everything first, then remove what would look like a complete file.
+  impl_->encoder.reset();
+  impl_->muxer.reset();
+  if (!impl_->final_path.empty()) {
+    std::error_code ignored;
+    fs::remove(impl_->write_url, ignored);
+  }
+}
+
+void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int64_t duration) {
+  Impl& impl = *impl_;
+  if (impl.finished) throw_io(impl.name, "write_frame() after finish()");
+  if (frame.width != impl.width || frame.height != impl.height || frame.format != impl.layout) {
+    throw_io(impl.name, "frame is " + std::to_string(frame.width) + "x" + std::to_string(frame.height) +
+                            " " + std::string(to_string(frame.format)) + ", the output was set up for " +
+                            std::to_string(impl.width) + "x" + std::to_string(impl.height) + " " +
+                            std::string(to_string(impl.layout)));
+  }
+  AVFrame* picture = nullptr;
+  if (impl.needs_conversion) {
+    impl.convert_into(frame);
+    picture = impl.converted.get();
+  } else {
+    // Not reference counted: avcodec_send_frame() copies the pixels, so the caller's buffer is
+    // free again as soon as this returns.
+    picture = impl.wrapper.get();
+    av_frame_unref(picture);
+    picture->format = impl.encoder_format;
+    picture->width = impl.width;
+    picture->height = impl.height;
+    for (int i = 0; i < frame.plane_count; ++i) {
+      picture->data[i] = frame.planes[i].data;
+      picture->linesize[i] = frame.planes[i].stride;
+    }
+  }
+  std::int64_t encoder_pts = av_rescale_q(pts, impl.source_time_base, impl.encoder->time_base);
+  if (impl.last_pts != AV_NOPTS_VALUE && encoder_pts <= impl.last_pts) {
+    if (!impl.warned_pts) {
+      warn(impl.name, "timestamps not increasing (pts " + std::to_string(pts) + "); moved forward");
+      impl.warned_pts = true;
+    }
+    encoder_pts = impl.last_pts + 1;
+  }
+  impl.last_pts = encoder_pts;
+  picture->pts = encoder_pts;
+  picture->pkt_duration = av_rescale_q(duration, impl.source_time_base, impl.encoder->time_base);
+  picture->sample_aspect_ratio = impl.encoder->sample_aspect_ratio;
+  picture->color_range = impl.encoder->color_range;
+  picture->colorspace = impl.encoder->colorspace;
+  picture->color_primaries = impl.encoder->color_primaries;
+  picture->color_trc = impl.encoder->color_trc;
+  impl.send(picture);
+  ++impl.frames_written;
+}
+
+void MediaWriter::write_packet(Packet packet) {
+  Impl& impl = *impl_;
+  if (!packet) return;
+  if (impl.finished) throw_io(impl.name, "write_packet() after finish()");
+  const int input_index = packet->stream_index;
+  if (input_index < 0 || input_index >= static_cast<int>(impl.output_index_of_input.size()) ||
+      impl.output_index_of_input[input_index] < 0) {
+    return;  // a stream this output cannot hold (warned about when it was set up)
+  }
+  AVStream* out = impl.muxer->streams[impl.output_index_of_input[input_index]];
+  av_packet_rescale_ts(packet.get(), impl.input_time_bases[input_index], out->time_base);
+  packet->stream_index = out->index;
+  packet->pos = -1;
+  const int result = av_interleaved_write_frame(impl.muxer.get(), packet.get());
+  if (result < 0) {
+    throw_io(impl.name, "cannot write a packet of input stream #" + std::to_string(input_index), result);
+  }
+}
+
+void MediaWriter::finish() {
+  Impl& impl = *impl_;
+  if (impl.finished) return;
+  impl.send(nullptr);
+  int result = av_write_trailer(impl.muxer.get());
+  if (result < 0) throw_io(impl.name, "cannot write the trailer", result);
+  AVFormatContext* context = impl.muxer.get();
+  if (context->pb && !(context->oformat->flags & AVFMT_NOFILE)) {
+    result = avio_closep(&context->pb);
+    if (result < 0) throw_io(impl.name, "cannot close the file", result);
+  }
+  if (!impl.final_path.empty()) {
+    std::error_code error;
+    fs::rename(impl.write_url, impl.final_path, error);
+    if (error) throw_io(impl.name, "cannot move " + impl.write_url + " into place: " + error.message());
+  }
+  impl.finished = true;
+}
+
+std::int64_t MediaWriter::frames_written() const { return impl_->frames_written; }
+
+std::int64_t MediaWriter::last_packet_us() const { return impl_->last_packet_us; }
+
+std::string MediaWriter::encoder_name() const { return impl_->codec ? impl_->codec->name : ""; }
+
+}  // namespace hazefree::io
