@@ -92,8 +92,9 @@ class AtmosphereTracker {
 
 // Step 6: guided filter q = mean(a) G + mean(b), a = cov(G,p) / (var(G) + eps) with var >= 0,
 // b = mean(p) - a mean(G). Box means: horizontal window sums from double prefix sums, rounded to
-// float once, then vertical running sums in double; each divided in double by the true window
-// count (clipped at the borders) and rounded to float. a and b are computed in double from those
+// float once, then vertical running sums in double (start at row 0's window, add the row entering,
+// subtract the row leaving); each multiplied by the double reciprocal 1 / (count_y * count_x) of
+// the true window count (clipped at the borders) and rounded to float. a and b are computed in double from those
 // float means, stored as float. The cost does not depend on the radius. `subsample` > 1 is the
 // fast guided filter with the geometry of kernels/dcp_rules.hpp. `output` may alias `input`.
 class GuidedFilter {

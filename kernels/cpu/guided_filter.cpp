@@ -37,8 +37,8 @@ void GuidedFilter::ensure(int width, int height, int threads) {
   if (horizontal_.size() < plane * kMaxSources) horizontal_.resize(plane * kMaxSources);
   for (auto& m : mean_)
     if (m.size() < plane) m.resize(plane);
-  const std::size_t per_thread =
-      std::max(static_cast<std::size_t>(width) + 1, static_cast<std::size_t>(kStrip) * kMaxSources);
+  // Prefix sums of up to 4 sources per row; also holds the 4 x kStrip column accumulators.
+  const std::size_t per_thread = (std::max(width, kStrip) + std::size_t{1}) * kMaxSources;
   if (scratch_.size() < per_thread * threads) scratch_.resize(per_thread * threads);
 }
 
@@ -49,28 +49,35 @@ void box_means_impl(const Source* sources, int count, float* const* out, float* 
                     double* scratch, int w, int h, int r, int nt) {
   const int rx = std::min(r, w - 1), ry = std::min(r, h - 1);
   const std::size_t plane = static_cast<std::size_t>(w) * h;
-  const std::size_t per_thread =
-      std::max(static_cast<std::size_t>(w) + 1, static_cast<std::size_t>(kStrip) * kMaxSources);
+  const std::size_t per_thread = (std::max(w, kStrip) + std::size_t{1}) * kMaxSources;
 #pragma omp parallel num_threads(nt)
   {
     double* mine = scratch + per_thread * omp_get_thread_num();
 #pragma omp for schedule(static)
     for (int y = 0; y < h; ++y) {
+      // The prefix sums of all sources advance together: independent add chains run in parallel.
+      double* prefix = mine;  // kMaxSources x (w + 1), prefix[c][x] = sum of the first x samples
+      const std::size_t pw = static_cast<std::size_t>(w) + 1;
+      double run[kMaxSources] = {0.0, 0.0, 0.0, 0.0};
+      const float* a[kMaxSources];
+      const float* b[kMaxSources];
       for (int c = 0; c < count; ++c) {
-        const Source& s = sources[c];
-        const float* a = s.a + static_cast<std::ptrdiff_t>(y) * s.stride_a;
-        double* prefix = mine;  // prefix[x] = sum of the first x samples
-        prefix[0] = 0.0;
-        if (s.b) {
-          const float* b = s.b + static_cast<std::ptrdiff_t>(y) * s.stride_b;
-          for (int x = 0; x < w; ++x)
-            prefix[x + 1] = prefix[x] + static_cast<double>(a[x]) * static_cast<double>(b[x]);
-        } else {
-          for (int x = 0; x < w; ++x) prefix[x + 1] = prefix[x] + a[x];
+        a[c] = sources[c].a + static_cast<std::ptrdiff_t>(y) * sources[c].stride_a;
+        b[c] = sources[c].b ? sources[c].b + static_cast<std::ptrdiff_t>(y) * sources[c].stride_b
+                            : nullptr;
+        prefix[c * pw] = 0.0;
+      }
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < count; ++c) {
+          run[c] += b[c] ? static_cast<double>(a[c][x]) * static_cast<double>(b[c][x])
+                         : static_cast<double>(a[c][x]);
+          prefix[c * pw + x + 1] = run[c];
         }
+      for (int c = 0; c < count; ++c) {
+        const double* pc = prefix + c * pw;
         float* hs = horizontal + plane * c + static_cast<std::size_t>(y) * w;
         for (int x = 0; x < w; ++x)
-          hs[x] = static_cast<float>(prefix[std::min(w, x + rx + 1)] - prefix[std::max(0, x - rx)]);
+          hs[x] = static_cast<float>(pc[std::min(w, x + rx + 1)] - pc[std::max(0, x - rx)]);
       }
     }
     const int strips = (w + kStrip - 1) / kStrip;
@@ -87,13 +94,15 @@ void box_means_impl(const Source* sources, int count, float* const* out, float* 
         for (int y = 0; y <= ry; ++y)
           for (int j = 0; j < cols; ++j) ac[j] += hs[static_cast<std::size_t>(y) * w + j];
       }
+      double inv_count[kStrip];
       for (int y = 0; y < h; ++y) {
         const double cy = window_count(y, ry, h);
+        for (int j = 0; j < cols; ++j) inv_count[j] = 1.0 / (cy * count_x[j]);
         const int add = y + ry + 1, sub = y - ry;
         for (int c = 0; c < count; ++c) {
           double* ac = acc + c * kStrip;
           float* o = out[c] + static_cast<std::size_t>(y) * w + x0;
-          for (int j = 0; j < cols; ++j) o[j] = static_cast<float>(ac[j] / (cy * count_x[j]));
+          for (int j = 0; j < cols; ++j) o[j] = static_cast<float>(ac[j] * inv_count[j]);
           const float* hs = horizontal + plane * c + x0;
           if (add < h) {
             const float* ha = hs + static_cast<std::size_t>(add) * w;
