@@ -53,6 +53,17 @@ TEST_CASE("ahe: table of sizes, windows and clip limits equals the naive oracle"
   cases.push_back({"17x9", random_frame(PixelFormat::gray8, 17, 9, 5, 40, 160), all_windows});
   cases.push_back({"33x5", random_frame(PixelFormat::gray8, 33, 5, 6), all_windows});
   cases.push_back({"45x31", smooth_frame(PixelFormat::gray8, 45, 31, 7), all_windows});
+  {  // rows of very different ranges: dark bands, bright bands, one full-range row
+    Image banded = random_frame(PixelFormat::gray8, 70, 40, 10, 0, 15);
+    PlaneView& p = banded.view().planes[0];
+    for (int y = 0; y < 40; ++y)
+      for (int x = 0; x < 70; ++x) {
+        std::uint8_t& v = p.data[y * p.stride + x];
+        if ((y / 6) % 2) v = static_cast<std::uint8_t>(200 + v * 3);
+        if (y == 21) v = static_cast<std::uint8_t>(x * 255 / 69);
+      }
+    cases.push_back({"70x40 banded", std::move(banded), {3, 5, 13, 31, 63}});
+  }
   cases.push_back({"200x120 random", random_frame(PixelFormat::gray8, 200, 120, 8), {3, 31, 63}});
   cases.push_back({"200x120 smooth", smooth_frame(PixelFormat::gray8, 200, 120, 9), {3, 31, 63}});
   for (const SizeCase& c : cases)
