@@ -238,7 +238,10 @@ void MediaReader::Impl::prime() {
   }
   // A video stream without pictures: describe it from its parameters; read() ends at once.
   const AVCodecParameters* parameters = video_stream()->codecpar;
-  if (parameters->width <= 0 || parameters->height <= 0) throw_io(name, "video stream has no pictures");
+  if (parameters->width <= 0 || parameters->height <= 0) {
+    throw_io(name, std::string("no picture could be decoded from the ") +
+                       avcodec_get_name(parameters->codec_id) + " stream");
+  }
   FramePtr stand_in{av_frame_alloc()};
   stand_in->width = parameters->width;
   stand_in->height = parameters->height;

@@ -61,7 +61,7 @@ struct VideoInfo {
   Rational time_base;                         // of the input video stream
   Rational frame_rate;                        // average (or guessed) frame rate, 0/1 unknown
   Rational sample_aspect_ratio;               // 0/1 unknown
-  double rotation_degrees = 0.0;              // from the display matrix side data
+  double rotation_degrees = 0.0;              // display matrix side data, counter-clockwise (av_display_rotation_get)
   std::int64_t frame_count = 0;               // from the container, 0 = unknown
   double duration_seconds = 0.0;              // 0 = unknown
   bool still_image = false;                   // png/jpeg/bmp single picture

@@ -263,9 +263,13 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
       encoder->color_range = AVCOL_RANGE_JPEG;
     }
   } else if (source_rgb_or_gray) {
-    encoder_full_range = false;
+    // Into YUV: limited range as video expects, unless the encoder only takes yuvj (JPEG).
+    encoder_full_range = is_full_range_yuv_format(encoder_format);
     encoder->colorspace = av_color_space(info.matrix);
-    encoder->color_range = AVCOL_RANGE_MPEG;
+    encoder->color_range = encoder_full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
+  } else if (is_full_range_yuv_format(encoder_format)) {
+    encoder_full_range = true;
+    encoder->color_range = AVCOL_RANGE_JPEG;
   } else {
     encoder_full_range = info.range == ColorRange::full;
     if (encoder->color_range == AVCOL_RANGE_UNSPECIFIED && encoder_full_range) {
@@ -273,6 +277,7 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     }
   }
 
+  encoder->thread_count = 0;  // automatic, for the encoders that thread
   if (options.low_latency) encoder->max_b_frames = 0;
   if (codec_is_x26x(*codec)) {
     av_opt_set_double(encoder->priv_data, "crf", options.crf, 0);

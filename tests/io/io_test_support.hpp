@@ -18,6 +18,9 @@ extern "C" {
 
 namespace hazefree::test {
 
+// Only FFmpeg's errors on the test output, not its encoder statistics.
+inline const bool kQuietFfmpeg = (av_log_set_level(AV_LOG_ERROR), true);
+
 // Pixels of a view, row by row without padding.
 inline std::vector<std::uint8_t> tight_pixels(const ImageView& view) {
   std::vector<std::uint8_t> bytes;

@@ -1,6 +1,7 @@
 // MediaReader: stream description, decoding order and counts, stills, format conversion.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <thread>
 
 #include "io/media_reader.hpp"
@@ -101,6 +102,31 @@ TEST_CASE("reader opens PNG stills as rgb24 and gray, full range") {
     REQUIRE(reader.read() == io::MediaReader::Item::video_frame);
     CHECK(reader.read() == io::MediaReader::Item::end);
   }
+}
+
+TEST_CASE("JPEG stills come back as full-range YUV close to the original") {
+  const std::string dir = temp_dir("io_reader_jpeg");
+  const std::string jpeg = dir + "/coffee.jpg";
+  io::OutputOptions options;
+  options.url = jpeg;
+  CHECK(test::copy_through(sample_path("images/coffee.png"), options) == 1);
+  io::MediaReader reader(input(jpeg));
+  CHECK(reader.video().still_image);
+  CHECK(is_yuv(reader.video().format));
+  CHECK(reader.video().range == ColorRange::full);
+  CHECK(reader.video().width == 450);
+  REQUIRE(reader.read() == io::MediaReader::Item::video_frame);
+  // Mean luma of the JPEG against the PNG's BT.601 luma.
+  const test::Probe png = test::probe(sample_path("images/coffee.png"), 1);
+  const ImageView& view = reader.frame().view;
+  double difference = 0;
+  for (int y = 0; y < 300; ++y)
+    for (int x = 0; x < 450; ++x) {
+      const std::uint8_t* rgb = &png.pixels[0][(y * 450 + x) * 3];
+      const double luma = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2];
+      difference += std::abs(luma - view.planes[0].data[y * view.planes[0].stride + x]);
+    }
+  CHECK(difference / (450 * 300) < 3.0);
 }
 
 TEST_CASE("reader takes a hand-made y4m with its aspect ratio, rate and range") {
