@@ -1,0 +1,32 @@
+// Kernel benchmark of the CUDA backend: each mode's device-resident per-frame chain timed with
+// CUDA events (warm-up excluded, median of N), for `hazefree bench` and scripts/gpu-check.sh.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/image.hpp"
+#include "kernels/params.hpp"
+#include "kernels/processor.hpp"
+
+namespace hazefree::cuda {
+
+struct CudaBenchResult {
+  std::string gpu;             // device name
+  int width = 0, height = 0;
+  PixelFormat format = PixelFormat::yuv420p;
+  int iterations = 0;
+  double chain_ms = 0.0;       // median device-resident chain per frame (graph replay)
+  double chain_min_ms = 0.0;   // fastest frame
+  double stream_ms = 0.0;      // median with plain launches (no graph)
+  double upload_ms = 0.0;      // median host-to-device copy of one frame from pinned memory
+  double download_ms = 0.0;    // median device-to-host copy
+  std::vector<StageTime> stages;  // median per stage of the plain-launch runs
+};
+
+// Times `config`'s chain on generated frames (smooth gradients with noise) of the given size.
+// Throws std::runtime_error without a usable GPU.
+CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat format, int width,
+                                 int height, int iterations = 100, int warmup = 10);
+
+}  // namespace hazefree::cuda

@@ -1,0 +1,293 @@
+// The CUDA frame processor: lanes (stream + device frames + chain workspaces), the shared
+// temporal state, host <-> device copies, stage events and the graph of the device chain.
+#include "kernels/cuda/cuda_processor.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_memory.hpp"
+#include "kernels/cuda/dehaze_cuda.hpp"
+#include "kernels/cuda/device_frame.hpp"
+#include "kernels/cuda/equalize_cuda.hpp"
+
+namespace hazefree {
+namespace cuda {
+
+struct CudaProcessor::State {
+  DeviceBuffer<AtmosphereState> tracker{1};
+  DeviceBuffer<HeHistory> history{1};
+  Event done{false};  // the last frame's state step (A update, he_temporal history)
+  bool recorded = false;
+};
+
+struct CudaProcessor::Lane {
+  Stream stream;
+  DeviceFrame in, out;
+  std::unique_ptr<CudaDehazer> dehazer;
+  std::unique_ptr<CudaEqualizer> equalizer;
+  std::vector<Event> events;           // start, after upload, chain markers..., after download
+  std::vector<cudaEvent_t> markers;    // raw handles of the chain markers
+  Event finished{false};
+  GraphExec graph;
+  bool graph_stale = true;
+  bool timed = false;                  // the last frame recorded every event
+  bool pending = false;
+};
+
+CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config_(config) {
+  validate(config_);
+  std::string why;
+  if (!cuda_available(&why)) throw std::runtime_error("the CUDA backend is not available: " + why);
+  if (lanes < 1) throw std::invalid_argument("CudaProcessor: at least one lane");
+  int device = 0;
+  HAZEFREE_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  HAZEFREE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  device_name_ = prop.name;
+  state_ = std::make_unique<State>();
+  HAZEFREE_CUDA_CHECK(cudaMemset(state_->tracker.get(), 0, sizeof(AtmosphereState)));
+  HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
+  const std::size_t chain_markers = config_.mode == Mode::dcp ? CudaDehazer::stage_names().size() + 1 : 2;
+  for (int i = 0; i < lanes; ++i) {
+    auto lane = std::make_unique<Lane>();
+    if (config_.mode == Mode::dcp) lane->dehazer = std::make_unique<CudaDehazer>(config_.dcp);
+    else lane->equalizer = std::make_unique<CudaEqualizer>(config_);
+    // start, [chain markers], after download
+    for (std::size_t e = 0; e < chain_markers + 2; ++e) lane->events.emplace_back(true);
+    for (std::size_t e = 1; e <= chain_markers; ++e) lane->markers.push_back(lane->events[e].get());
+    lanes_.push_back(std::move(lane));
+  }
+  HAZEFREE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+CudaProcessor::~CudaProcessor() {
+  for (auto& lane : lanes_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(lane->stream.get()));
+}
+
+int CudaProcessor::lanes() const { return static_cast<int>(lanes_.size()); }
+
+CudaProcessor::Lane& CudaProcessor::lane_at(int lane) const {
+  if (lane < 0 || lane >= static_cast<int>(lanes_.size()))
+    throw std::out_of_range("CudaProcessor: no lane " + std::to_string(lane));
+  return *lanes_[lane];
+}
+
+cudaStream_t CudaProcessor::stream(int lane) const { return lane_at(lane).stream.get(); }
+
+std::string CudaProcessor::description() const { return "cuda (" + device_name_ + ")"; }
+
+void CudaProcessor::shape(Lane& lane, PixelFormat format, int width, int height) {
+  if (width <= 0 || height <= 0) throw std::invalid_argument("cuda: empty frame");
+  const ImageView& v = lane.in.view();
+  if (v.format != format || v.width != width || v.height != height) {
+    lane.in.shape(format, width, height);
+    lane.out.shape(format, width, height);
+    lane.graph_stale = true;
+  }
+  // A new frame size is a new stream configuration for he_temporal (as on the CPU).
+  if (format_ != format || width_ != width || height_ != height) {
+    if (width_ != 0 && config_.mode == Mode::he) {
+      for (auto& l : lanes_) l->stream.synchronize();
+      HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
+    }
+    format_ = format;
+    width_ = width;
+    height_ = height;
+  }
+}
+
+void CudaProcessor::run_chain(Lane& lane, bool markers) {
+  const cudaStream_t s = lane.stream.get();
+  // The state step of this frame waits for the previous frame's, on whichever lane it ran.
+  StateOrder order;
+  if (lanes_.size() > 1) {
+    order.wait = state_->recorded ? state_->done.get() : nullptr;
+    order.done = state_->done.get();
+    state_->recorded = true;
+  }
+  if (lane.dehazer) {
+    lane.dehazer->set_markers(markers ? &lane.markers : nullptr);
+    lane.dehazer->enqueue(lane.in.view(), lane.out.view(), state_->tracker.get(), order, s);
+  } else {
+    if (markers) HAZEFREE_CUDA_CHECK(cudaEventRecord(lane.markers[0], s));
+    lane.equalizer->enqueue(lane.in.view(), lane.out.view(), state_->history.get(), order, s);
+    if (markers) HAZEFREE_CUDA_CHECK(cudaEventRecord(lane.markers[1], s));
+  }
+}
+
+void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h_out) {
+  Lane& lane = lane_at(index);
+  if (h_in.format != h_out.format || h_in.width != h_out.width || h_in.height != h_out.height)
+    throw std::invalid_argument("cuda: output frame differs from the input in format or size");
+  shape(lane, h_in.format, h_in.width, h_in.height);
+  ImageView& d_in = lane.in.view();
+  d_in.matrix = h_in.matrix;
+  d_in.range = h_in.range;
+  lane.out.view().matrix = h_in.matrix;
+  lane.out.view().range = h_in.range;
+  const cudaStream_t s = lane.stream.get();
+  const bool timed = stage_timing_;
+  if (timed) lane.events.front().record(s);
+  copy_frame_async(h_in, d_in, cudaMemcpyHostToDevice, s);
+  run_chain(lane, timed);
+  copy_frame_async(lane.out.view(), h_out, cudaMemcpyDeviceToHost, s);
+  if (timed) lane.events.back().record(s);
+  lane.finished.record(s);
+  lane.timed = timed;
+  lane.pending = true;
+  last_lane_ = index;
+}
+
+void CudaProcessor::wait(int index) {
+  Lane& lane = lane_at(index);
+  lane.finished.synchronize();
+  lane.pending = false;
+}
+
+void CudaProcessor::process(const ImageView& in, ImageView& out) {
+  enqueue(0, in, out);
+  wait(0);
+  out.matrix = in.matrix;
+  out.range = in.range;
+}
+
+ImageView CudaProcessor::device_input(int index, PixelFormat format, int width, int height,
+                                      ColorMatrix matrix, ColorRange range) {
+  Lane& lane = lane_at(index);
+  shape(lane, format, width, height);
+  if (lane.in.view().matrix != matrix || lane.in.view().range != range) lane.graph_stale = true;
+  lane.in.view().matrix = lane.out.view().matrix = matrix;
+  lane.in.view().range = lane.out.view().range = range;
+  return lane.in.view();
+}
+
+ImageView CudaProcessor::device_output(int index) { return lane_at(index).out.view(); }
+
+void CudaProcessor::enqueue_device(int index) {
+  Lane& lane = lane_at(index);
+  const cudaStream_t s = lane.stream.get();
+  const bool timed = stage_timing_;
+  if (timed) lane.events.front().record(s);
+  run_chain(lane, timed);
+  if (timed) lane.events.back().record(s);
+  lane.finished.record(s);
+  lane.timed = timed;
+  last_lane_ = index;
+}
+
+void CudaProcessor::launch_device_graph(int index) {
+  Lane& lane = lane_at(index);
+  const cudaStream_t s = lane.stream.get();
+  if (lane.graph_stale || !lane.graph.valid()) {
+    lane.stream.synchronize();
+    // One lane only: the state step needs no cross-lane event inside the graph.
+    if (lanes_.size() > 1 && state_->recorded)
+      HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(s, state_->done.get(), 0));
+    lane.stream.synchronize();
+    HAZEFREE_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    try {
+      const StateOrder none;
+      if (lane.dehazer) {
+        lane.dehazer->set_markers(nullptr);
+        lane.dehazer->enqueue(lane.in.view(), lane.out.view(), state_->tracker.get(), none, s);
+      } else {
+        lane.equalizer->enqueue(lane.in.view(), lane.out.view(), state_->history.get(), none, s);
+      }
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      cudaStreamEndCapture(s, &broken);
+      if (broken) cudaGraphDestroy(broken);
+      throw;
+    }
+    lane.graph.end_capture(s);
+    lane.graph_stale = false;
+  }
+  lane.graph.launch(s);
+  lane.finished.record(s);
+  lane.timed = false;
+  last_lane_ = index;
+}
+
+std::vector<std::string> CudaProcessor::stage_names() const {
+  std::vector<std::string> names{"upload"};
+  if (config_.mode == Mode::dcp) {
+    for (const std::string& n : CudaDehazer::stage_names()) names.push_back(n);
+  } else {
+    names.push_back(config_.mode == Mode::he ? "equalize_he" : "equalize_ahe");
+  }
+  names.push_back("download");
+  return names;
+}
+
+std::vector<StageTime> CudaProcessor::stage_times() const {
+  if (last_lane_ < 0) return {};
+  const Lane& lane = *lanes_[last_lane_];
+  if (!lane.timed) return {};
+  lane.finished.synchronize();
+  const std::vector<std::string> names = stage_names();
+  std::vector<StageTime> times;
+  for (std::size_t i = 0; i + 1 < lane.events.size() && i < names.size(); ++i)
+    times.push_back({names[i], elapsed_ms(lane.events[i], lane.events[i + 1])});
+  return times;
+}
+
+void CudaProcessor::reset() {
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  HAZEFREE_CUDA_CHECK(cudaMemset(state_->tracker.get(), 0, sizeof(AtmosphereState)));
+  HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
+  HAZEFREE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::array<float, 3> CudaProcessor::atmospheric_light() const {
+  if (config_.mode != Mode::dcp) return {0.f, 0.f, 0.f};
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  AtmosphereState s{};
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
+  if (!s.has_value) return {0.f, 0.f, 0.f};
+  return {s.value[0], s.value[1], s.value[2]};
+}
+
+std::array<float, 3> CudaProcessor::atmospheric_estimate() const {
+  if (config_.mode != Mode::dcp) return {0.f, 0.f, 0.f};
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  AtmosphereState s{};
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
+  return {s.estimate[0], s.estimate[1], s.estimate[2]};
+}
+
+}  // namespace cuda
+
+bool cuda_available(std::string* why_not) {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    if (why_not)
+      *why_not = error != cudaSuccess ? std::string("no usable CUDA driver or GPU (") +
+                                            cudaGetErrorName(error) + ")"
+                                      : std::string("no CUDA GPU found");
+    cudaGetLastError();
+    return false;
+  }
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    if (why_not) *why_not = "cannot query the CUDA device";
+    cudaGetLastError();
+    return false;
+  }
+  // The kernels are built for compute capability 9.0 (with PTX for later GPUs).
+  if (prop.major < 9) {
+    if (why_not)
+      *why_not = std::string(prop.name) + " has compute capability " + std::to_string(prop.major) +
+                 "." + std::to_string(prop.minor) + "; this build needs 9.0 or later";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig& config) {
+  return std::make_unique<cuda::CudaProcessor>(config, 2);
+}
+
+}  // namespace hazefree

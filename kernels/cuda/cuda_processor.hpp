@@ -1,0 +1,82 @@
+// The CUDA backend's frame processor (SPEC 3, 4, 5.1), behind kernels/processor.hpp's interface,
+// plus what a two-stream pipeline needs: per-lane asynchronous enqueue from pinned host frames
+// and a wait. Each lane owns a stream, device frames and the chain's workspaces (allocated when
+// the frame size or format changes, never per frame); the stream's temporal state (A for DCP,
+// the he_temporal history) is shared, and its update step is ordered between consecutive frames
+// by an event, whatever lane they run on. Frames must be enqueued in presentation order.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/image.hpp"
+#include "kernels/params.hpp"
+#include "kernels/processor.hpp"
+
+namespace hazefree::cuda {
+
+class CudaProcessor final : public FrameProcessor {
+ public:
+  // `lanes`: streams (1 or more; 2 overlaps the copies of one frame with the compute of another).
+  // Throws std::invalid_argument for invalid parameters, std::runtime_error without a usable GPU.
+  explicit CudaProcessor(const ProcessingConfig& config, int lanes = 2);
+  ~CudaProcessor() override;
+  CudaProcessor(const CudaProcessor&) = delete;
+  CudaProcessor& operator=(const CudaProcessor&) = delete;
+
+  // FrameProcessor: host frames (pageable or pinned) through lane 0, synchronously.
+  void process(const ImageView& in, ImageView& out) override;
+  void reset() override;
+  std::string description() const override;
+  std::array<float, 3> atmospheric_light() const override;
+  std::vector<StageTime> stage_times() const override;
+
+  // ---- pipeline interface ----
+  int lanes() const;
+  cudaStream_t stream(int lane) const;
+  // Enqueues upload, processing and download of one frame on `lane` and returns at once.
+  // h_in / h_out must stay untouched until wait(lane); pinned memory (cudaMallocHost) makes the
+  // copies asynchronous. The lane's previous frame must have been waited for.
+  void enqueue(int lane, const ImageView& h_in, const ImageView& h_out);
+  // Blocks until the lane's last enqueued frame is in its h_out; rethrows device errors.
+  void wait(int lane);
+
+  // ---- device-resident interface (benchmarks, NVDEC frames) ----
+  // Device frames for `lane` shaped like `format` x width x height (owned by the lane).
+  ImageView device_input(int lane, PixelFormat format, int width, int height, ColorMatrix matrix,
+                         ColorRange range);
+  ImageView device_output(int lane);
+  // Runs the chain on the lane's device frames only (no copies), asynchronously.
+  void enqueue_device(int lane);
+  // Captures enqueue_device(lane) into a CUDA graph (launch gaps vanish) and replays it; the
+  // graph is rebuilt when the frame geometry changes. Stage markers are not recorded in graphs.
+  void launch_device_graph(int lane);
+
+  // Stage timing with CUDA events (on by default); off saves a few event records per frame.
+  void set_stage_timing(bool on) { stage_timing_ = on; }
+  // The raw A^ of the last DCP frame.
+  std::array<float, 3> atmospheric_estimate() const;
+
+ private:
+  struct Lane;
+  struct State;
+  Lane& lane_at(int lane) const;
+  void shape(Lane& lane, PixelFormat format, int width, int height);
+  void run_chain(Lane& lane, bool markers);
+  std::vector<std::string> stage_names() const;
+
+  ProcessingConfig config_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::unique_ptr<State> state_;
+  std::string device_name_;
+  bool stage_timing_ = true;
+  int last_lane_ = -1;
+  PixelFormat format_ = PixelFormat::yuv420p;
+  int width_ = 0, height_ = 0;
+};
+
+}  // namespace hazefree::cuda

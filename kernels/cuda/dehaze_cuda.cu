@@ -1,0 +1,768 @@
+// Kernels of the dark channel prior chain (SPEC 3). Compiled with -fmad=false (CMakeLists.txt):
+// the shared rules are evaluated with the CPU's roundings.
+#include "kernels/cuda/dehaze_cuda.hpp"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <cfloat>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/frame_access.cuh"
+#include "kernels/dcp_rules.hpp"
+
+namespace hazefree::cuda {
+namespace {
+
+constexpr float kInf = __builtin_huge_valf();
+
+__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }
+
+__device__ __forceinline__ float* plane_row(const DevicePlaneF& p, int y) {
+  return p.data + static_cast<std::ptrdiff_t>(y) * p.stride;
+}
+
+// ---- per-pixel kernels ----------------------------------------------------------------------
+
+__global__ void grey_and_channel_min_kernel(FrameRef f, color::YuvToRgbF k, DevicePlaneF grey,
+                                            DevicePlaneF channel_min) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= f.width || y >= f.height) return;
+  const Rgb3f c = load_rgb_f(f, k, x, y);
+  plane_row(grey, y)[x] = dcp::grey(c.r, c.g, c.b);
+  plane_row(channel_min, y)[x] = dcp::min3(c.r, c.g, c.b);
+}
+
+__global__ void normalised_channel_min_kernel(FrameRef f, color::YuvToRgbF k,
+                                              const AtmosphereState* state, DevicePlaneF out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= f.width || y >= f.height) return;
+  const float a0 = state->value[0], a1 = state->value[1], a2 = state->value[2];
+  const Rgb3f c = load_rgb_f(f, k, x, y);
+  plane_row(out, y)[x] = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
+}
+
+__global__ void frame_to_rgb_f32_kernel(FrameRef f, color::YuvToRgbF k, DevicePlaneF r,
+                                        DevicePlaneF g, DevicePlaneF b) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= f.width || y >= f.height) return;
+  const Rgb3f c = load_rgb_f(f, k, x, y);
+  plane_row(r, y)[x] = c.r;
+  plane_row(g, y)[x] = c.g;
+  plane_row(b, y)[x] = c.b;
+}
+
+// One thread per chroma sample (or per pixel without chroma): the pixels of its block in raster
+// order, recovered and written, their clamped RGB summed for the rounded-average chroma.
+__global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, DevicePlaneF t_plane,
+                                        const AtmosphereState* state, float k_tolerance, float t0,
+                                        float brightness, FrameRef out, color::RgbToYuvF kout) {
+  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
+  const int by = blockIdx.y * blockDim.y + threadIdx.y;
+  const bool chroma = out.yuv;
+  const int sx = chroma ? out.sx : 0, sy = chroma ? out.sy : 0;
+  const int x0 = bx << sx, y0 = by << sy;
+  if (x0 >= out.width || y0 >= out.height) return;
+  const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
+  const float a0 = state->value[0], a1 = state->value[1], a2 = state->value[2];
+  const float mean_a = (a0 + a1 + a2) / 3.0f;
+  float sr = 0.f, sg = 0.f, sb = 0.f;
+  for (int y = y0; y < y1; ++y) {
+    std::uint8_t* row = out.p0 + static_cast<std::ptrdiff_t>(y) * out.s0;
+    for (int x = x0; x < x1; ++x) {
+      const Rgb3f c = load_rgb_f(in, kin, x, y);
+      const float t = dcp::tolerate(plane_row(t_plane, y)[x], c.r, c.g, c.b, mean_a, k_tolerance);
+      const float r = clamp01(dcp::recover(c.r, a0, t, t0, brightness));
+      const float g = clamp01(dcp::recover(c.g, a1, t, t0, brightness));
+      const float b = clamp01(dcp::recover(c.b, a2, t, t0, brightness));
+      if (out.format == PixelFormat::rgb24) {
+        row[3 * x] = round_code(r * 255.f);
+        row[3 * x + 1] = round_code(g * 255.f);
+        row[3 * x + 2] = round_code(b * 255.f);
+        continue;
+      }
+      row[x] = round_code(kout.y_offset + kout.y_r * r + kout.y_g * g + kout.y_b * b);
+      sr += r;
+      sg += g;
+      sb += b;
+    }
+  }
+  if (!chroma) return;
+  const float n = static_cast<float>((y1 - y0) * (x1 - x0));
+  const float mr = sr / n, mg = sg / n, mb = sb / n;
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(by) * out.s1 + bx * out.cstep;
+  out.p1[ci] = round_code(color::kChromaZero + kout.cb_r * mr + kout.cb_g * mg + kout.cb_b * mb);
+  out.p2[ci] = round_code(color::kChromaZero + kout.cr_r * mr + kout.cr_g * mg + kout.cr_b * mb);
+}
+
+// ---- min filter -----------------------------------------------------------------------------
+
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;
+
+// out (height x width) = transpose of in (width x height). 32x33 shared tile: the padding
+// column keeps the column reads of the tile free of bank conflicts.
+__global__ void transpose_kernel(const float* __restrict__ in, int in_stride, int width,
+                                 int height, float* __restrict__ out, int out_stride) {
+  __shared__ float s_tile[kTile][kTile + 1];
+  const int x = blockIdx.x * kTile + threadIdx.x;
+  const int y0 = blockIdx.y * kTile;
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const int y = y0 + j;
+    if (x < width && y < height) s_tile[j][threadIdx.x] = in[static_cast<std::ptrdiff_t>(y) * in_stride + x];
+  }
+  __syncthreads();
+  const int ox = y0 + threadIdx.x;  // output column = input row
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const int oy = blockIdx.x * kTile + j;  // output row = input column
+    if (ox < height && oy < width)
+      out[static_cast<std::ptrdiff_t>(oy) * out_stride + ox] = s_tile[threadIdx.x][j];
+  }
+}
+
+// Van Herk / Gil-Werman along columns. The padded column (r samples of +inf either side) is
+// cut into blocks of k = 2r + 1; output y (padded window [y, y + 2r]) is
+// min(suffix_min[y], prefix_min[y + 2r]). One thread per (column, block): the threads of a warp
+// read consecutive columns of one row (coalesced). The suffix minima go to `out` first, then
+// the prefix minima of the next block are folded in.
+__global__ void column_min_kernel(const float* __restrict__ in, int in_stride, int width,
+                                  int height, int radius, float* out, int out_stride,
+                                  float omega) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int block = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = 2 * radius + 1;
+  const int base = block * k;
+  if (x >= width || base >= height) return;
+  auto value = [&](int p) {
+    return (p >= radius && p < height + radius)
+               ? in[static_cast<std::ptrdiff_t>(p - radius) * in_stride + x]
+               : kInf;
+  };
+  const int end = min(base + k, height);  // outputs y in [base, end)
+  float s = kInf;
+  for (int p = base + k - 1; p >= base; --p) {
+    s = fminf(s, value(p));
+    if (p < end) out[static_cast<std::ptrdiff_t>(p) * out_stride + x] = s;
+  }
+  float prefix = kInf;
+  for (int y = base; y < end; ++y) {
+    float* o = out + static_cast<std::ptrdiff_t>(y) * out_stride + x;
+    float m = *o;
+    if (y > base) {
+      prefix = fminf(prefix, value(y + 2 * radius));
+      m = fminf(m, prefix);
+    }
+    *o = omega > 0.f ? dcp::raw_transmission(m, omega) : m;
+  }
+}
+
+void launch_transpose(const float* in, int in_stride, int width, int height, float* out,
+                      int out_stride, cudaStream_t stream) {
+  const dim3 block(kTile, kTileRows);
+  const dim3 grid(div_up(width, kTile), div_up(height, kTile));
+  transpose_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, out, out_stride);
+  HAZEFREE_CUDA_CHECK_LAUNCH("transpose_kernel");
+}
+
+void launch_column_min(const float* in, int in_stride, int width, int height, int radius,
+                       float* out, int out_stride, float omega, cudaStream_t stream) {
+  const int blocks = div_up(height, 2 * radius + 1);
+  const dim3 block(64, 4);
+  const dim3 grid(div_up(width, 64), div_up(blocks, 4));
+  column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
+                                                out_stride, omega);
+  HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
+}
+
+// ---- atmospheric light ----------------------------------------------------------------------
+
+struct Candidate {
+  float dark, grey;
+  int x, y;
+};
+
+// Better in the order of SPEC 3: larger dark, then larger grey, then first in raster order.
+__device__ __forceinline__ bool better(const Candidate& a, const Candidate& b) {
+  if (a.dark != b.dark) return a.dark > b.dark;
+  if (a.grey != b.grey) return a.grey > b.grey;
+  return a.y != b.y ? a.y < b.y : a.x < b.x;
+}
+
+constexpr int kBlock = dcp::kAtmosphereBlock;
+
+// One CUDA block of 32x8 threads per 32x32 image block.
+__global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* blocks) {
+  const int x = blockIdx.x * kBlock + threadIdx.x;
+  const int y_first = blockIdx.y * kBlock;
+  Candidate best{-kInf, -kInf, 0x7fffffff, 0x7fffffff};
+  if (x < dark.width) {
+    for (int j = threadIdx.y; j < kBlock; j += blockDim.y) {
+      const int y = y_first + j;
+      if (y >= dark.height) break;
+      const Candidate c{plane_row(dark, y)[x], plane_row(grey, y)[x], x, y};
+      if (better(c, best)) best = c;
+    }
+  }
+  __shared__ Candidate s_best[kBlock * 8];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  s_best[tid] = best;
+  __syncthreads();
+  for (int stride = (blockDim.x * blockDim.y) / 2; stride > 0; stride /= 2) {
+    if (tid < stride && better(s_best[tid + stride], s_best[tid])) s_best[tid] = s_best[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) {
+    const Candidate& b = s_best[0];
+    blocks[blockIdx.y * gridDim.x + blockIdx.x] =
+        make_float4(b.dark, b.grey, __int_as_float(b.x), __int_as_float(b.y));
+  }
+}
+
+constexpr int kSelectThreads = 1024;
+
+// The ranking key of a block without its index: dark then grey, both >= 0, so their IEEE bits
+// order like the values (-0 folded to +0 first).
+__device__ __forceinline__ unsigned long long block_key(const float4& b) {
+  const unsigned d = __float_as_uint(__fadd_rn(b.x, 0.f));
+  const unsigned g = __float_as_uint(__fadd_rn(b.y, 0.f));
+  return (static_cast<unsigned long long>(d) << 32) | g;
+}
+
+// One block: finds the `used` best blocks by a most-significant-digit radix select on the key
+// (8 passes of 8 bits) and, among blocks equal to the threshold key, the first by index; sums
+// their RGB in double (exact for these values, so the order does not matter); then the
+// inter-frame constraint of step 4 with the expressions of kernels/dcp_rules.hpp.
+__global__ void __launch_bounds__(kSelectThreads)
+    atmosphere_select_kernel(const float4* __restrict__ blocks, int count, int used, FrameRef f,
+                             color::YuvToRgbF k, float smoothing, float max_step, float scene_cut,
+                             AtmosphereState* tracker, AtmosphereState* frame_state) {
+  __shared__ unsigned s_hist[256];
+  __shared__ unsigned long long s_prefix;
+  __shared__ unsigned s_remaining;
+  using Scan = cub::BlockScan<int, kSelectThreads>;
+  using Reduce = cub::BlockReduce<double, kSelectThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+  } s_temp;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    s_prefix = 0;
+    s_remaining = static_cast<unsigned>(used);
+  }
+  unsigned long long mask = 0;
+  for (int pass = 0; pass < 8; ++pass) {
+    const int shift = 56 - 8 * pass;
+    for (int i = tid; i < 256; i += blockDim.x) s_hist[i] = 0;
+    __syncthreads();
+    const unsigned long long prefix = s_prefix;
+    for (int i = tid; i < count; i += blockDim.x) {
+      const unsigned long long key = block_key(blocks[i]);
+      if ((key & mask) == prefix) atomicAdd(&s_hist[(key >> shift) & 255], 1u);
+    }
+    __syncthreads();
+    if (tid < 32) {
+      // Lane l owns digits 255 - 8l down to 248 - 8l: counts above each digit, from the top.
+      unsigned c[8];
+      unsigned lane_sum = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        c[j] = s_hist[255 - 8 * tid - j];
+        lane_sum += c[j];
+      }
+      unsigned above = lane_sum;  // inclusive scan over lanes
+#pragma unroll
+      for (int o = 1; o < 32; o *= 2) {
+        const unsigned v = __shfl_up_sync(0xffffffffu, above, o);
+        if (tid >= o) above += v;
+      }
+      above -= lane_sum;  // exclusive
+      const unsigned remaining = s_remaining;
+      const unsigned hit = __ballot_sync(0xffffffffu, above < remaining && remaining <= above + lane_sum);
+      if (tid == __ffs(hit) - 1) {
+        unsigned before = above;
+        for (int j = 0; j < 8; ++j) {
+          if (remaining <= before + c[j]) {
+            s_prefix = prefix | (static_cast<unsigned long long>(255 - 8 * tid - j) << shift);
+            s_remaining = remaining - before;
+            break;
+          }
+          before += c[j];
+        }
+      }
+    }
+    mask |= 255ull << shift;
+    __syncthreads();
+  }
+  const unsigned long long threshold = s_prefix;
+  const int take_equal = static_cast<int>(s_remaining);  // blocks equal to the threshold to take
+
+  // Blocked arrangement: thread t owns [t * per, (t + 1) * per), so the equal ones are taken in
+  // index order through an exclusive scan of the per-thread counts.
+  const int per = (count + kSelectThreads - 1) / kSelectThreads;
+  const int first = tid * per, last = min(count, first + per);
+  int equal = 0;
+  for (int i = first; i < last; ++i) equal += block_key(blocks[i]) == threshold;
+  int equal_before = 0;
+  Scan(s_temp.scan).ExclusiveSum(equal, equal_before);
+  __syncthreads();
+  double sum[3] = {0.0, 0.0, 0.0};
+  for (int i = first; i < last; ++i) {
+    const float4 b = blocks[i];
+    const unsigned long long key = block_key(b);
+    bool take = key > threshold;
+    if (key == threshold) take = equal_before++ < take_equal;
+    if (take) {
+      const Rgb3f c = load_rgb_f(f, k, __float_as_int(b.z), __float_as_int(b.w));
+      sum[0] += c.r;
+      sum[1] += c.g;
+      sum[2] += c.b;
+    }
+  }
+  double total[3];
+  for (int c = 0; c < 3; ++c) {
+    total[c] = Reduce(s_temp.reduce).Sum(sum[c]);
+    __syncthreads();
+  }
+  if (tid == 0) {
+    float est[3];
+    for (int c = 0; c < 3; ++c)
+      est[c] = fmaxf(dcp::kMinAtmosphere, static_cast<float>(total[c] / used));
+    AtmosphereState s = *tracker;
+    // dcp::is_scene_cut and dcp::constrain_step, the same expressions in the same order.
+    bool cut = !s.has_value;
+    if (!cut) {
+      const float d = (fabsf(est[0] - s.value[0]) + fabsf(est[1] - s.value[1]) +
+                       fabsf(est[2] - s.value[2])) / 3.0f;
+      cut = d > scene_cut;
+    }
+    if (cut) {
+      for (int c = 0; c < 3; ++c) s.value[c] = est[c];
+    } else {
+      for (int c = 0; c < 3; ++c) {
+        float step = smoothing * (est[c] - s.value[c]);
+        step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
+        s.value[c] = s.value[c] + step;
+      }
+    }
+    for (int c = 0; c < 3; ++c) s.estimate[c] = est[c];
+    s.has_value = 1;
+    s.last_cut = cut ? 1 : 0;
+    *tracker = s;
+    *frame_state = s;
+  }
+}
+
+// ---- guided filter --------------------------------------------------------------------------
+
+constexpr int kRowThreads = 256;
+constexpr int kMaxSources = 4;
+
+struct BoxSources {
+  const float* a[kMaxSources];
+  const float* b[kMaxSources];  // null: the source is a alone, else a * b (in double)
+  float* out[kMaxSources];      // horizontal window sums
+  int count;
+};
+
+// One block per row: double prefix sums of each source along the row (block scans with a
+// running carry), kept in `prefix` (this row's slice), then the clipped window sums rounded to
+// float once, as the CPU's box filter does.
+__global__ void __launch_bounds__(kRowThreads)
+    box_rows_kernel(BoxSources src, int width, int stride, int radius, double* prefix_all) {
+  using Scan = cub::BlockScan<double, kRowThreads>;
+  __shared__ typename Scan::TempStorage s_scan;
+  const int y = blockIdx.x;
+  double* prefix = prefix_all + static_cast<std::size_t>(y) * (width + 1);
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * stride;
+  for (int c = 0; c < src.count; ++c) {
+    double carry = 0.0;
+    if (threadIdx.x == 0) prefix[0] = 0.0;
+    for (int x0 = 0; x0 < width; x0 += kRowThreads) {
+      const int x = x0 + threadIdx.x;
+      double v = 0.0;
+      if (x < width) {
+        v = src.a[c][row + x];
+        if (src.b[c]) v *= static_cast<double>(src.b[c][row + x]);
+      }
+      double inclusive, chunk_total;
+      Scan(s_scan).InclusiveSum(v, inclusive, chunk_total);
+      if (x < width) prefix[x + 1] = carry + inclusive;
+      carry += chunk_total;
+      __syncthreads();
+    }
+    __syncthreads();
+    for (int x = threadIdx.x; x < width; x += kRowThreads) {
+      const int hi = min(width, x + radius + 1), lo = max(0, x - radius);
+      src.out[c][row + x] = static_cast<float>(prefix[hi] - prefix[lo]);
+    }
+    __syncthreads();
+  }
+}
+
+__device__ __forceinline__ int window_count(int x, int r, int n) {
+  return min(n - 1, x + r) - max(0, x - r) + 1;
+}
+
+enum class ColumnOutput { coefficients, means, filtered };
+
+struct ColumnArgs {
+  const float* hs[kMaxSources];
+  int count;
+  int width, height, stride;
+  int rx, ry;
+  int chunk;     // rows per thread
+  double eps;
+  float* out0;   // a / mean(a) / q
+  float* out1;   // b / mean(b)
+  const float* guide;  // for q = mean(a) G + mean(b)
+  int guide_stride;
+  int out_stride;
+};
+
+// Vertical running sums in double over chunks of rows (each chunk starts from its own window
+// sum; sums of these floats are exact in double, so the result equals one long running sum),
+// means divided in double by the true window count and rounded to float; then per output kind:
+// a and b (in double from the float means), the means themselves, or q = mean(a) G + mean(b).
+template <ColumnOutput kOut>
+__global__ void box_columns_kernel(ColumnArgs args) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * args.chunk;
+  if (x >= args.width || y0 >= args.height) return;
+  const int h = args.height, ry = args.ry;
+  const int y1 = min(h, y0 + args.chunk);
+  const double cx = window_count(x, args.rx, args.width);
+  double acc[kMaxSources];
+  for (int c = 0; c < args.count; ++c) {
+    acc[c] = 0.0;
+    for (int y = max(0, y0 - ry); y <= min(h - 1, y0 + ry); ++y)
+      acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(y) * args.stride + x];
+  }
+  for (int y = y0; y < y1; ++y) {
+    const double cy = window_count(y, ry, h);
+    float mean[kMaxSources];
+    for (int c = 0; c < args.count; ++c) mean[c] = static_cast<float>(acc[c] / (cy * cx));
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * args.out_stride + x;
+    if constexpr (kOut == ColumnOutput::coefficients) {
+      const double mg = mean[0], mp = mean[1], mgg = mean[2], mgp = mean[3];
+      const double var = fmax(0.0, mgg - mg * mg);
+      const double a = (mgp - mg * mp) / (var + args.eps);
+      args.out0[o] = static_cast<float>(a);
+      args.out1[o] = static_cast<float>(mp - a * mg);
+    } else if constexpr (kOut == ColumnOutput::means) {
+      args.out0[o] = mean[0];
+      args.out1[o] = mean[1];
+    } else {
+      const float g = args.guide[static_cast<std::ptrdiff_t>(y) * args.guide_stride + x];
+      args.out0[o] = mean[0] * g + mean[1];
+    }
+    const int add = y + ry + 1, sub = y - ry;
+    for (int c = 0; c < args.count; ++c) {
+      if (add < h) acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(add) * args.stride + x];
+      if (sub >= 0) acc[c] -= args.hs[c][static_cast<std::ptrdiff_t>(sub) * args.stride + x];
+    }
+  }
+}
+
+// Fast guided filter, step 1: s x s block means of guide and input (double sums in raster order).
+__global__ void subsample_kernel(DevicePlaneF guide, DevicePlaneF input, int s, DevicePlaneF gs,
+                                 DevicePlaneF ps) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (j >= gs.width || i >= gs.height) return;
+  const int y0 = i * s, y1 = min(guide.height, y0 + s);
+  const int x0 = j * s, x1 = min(guide.width, x0 + s);
+  double sg = 0.0, sp = 0.0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      sg += plane_row(guide, y)[x];
+      sp += plane_row(input, y)[x];
+    }
+  const double n = static_cast<double>((y1 - y0) * (x1 - x0));
+  plane_row(gs, i)[j] = static_cast<float>(sg / n);
+  plane_row(ps, i)[j] = static_cast<float>(sp / n);
+}
+
+// Fast guided filter, last step: bilinear mean(a), mean(b) at full resolution, q = a G + b.
+__global__ void upsample_kernel(DevicePlaneF ma, DevicePlaneF mb, int s, DevicePlaneF guide,
+                                DevicePlaneF out) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= guide.width || y >= guide.height) return;
+  const dcp::BilinearTap ty = dcp::bilinear_tap(y, s, ma.height);
+  const dcp::BilinearTap tx = dcp::bilinear_tap(x, s, ma.width);
+  const float* a0 = plane_row(ma, ty.i0);
+  const float* a1 = plane_row(ma, ty.i1);
+  const float* b0 = plane_row(mb, ty.i0);
+  const float* b1 = plane_row(mb, ty.i1);
+  const float at = a0[tx.i0] + tx.f * (a0[tx.i1] - a0[tx.i0]);
+  const float ab = a1[tx.i0] + tx.f * (a1[tx.i1] - a1[tx.i0]);
+  const float bt = b0[tx.i0] + tx.f * (b0[tx.i1] - b0[tx.i0]);
+  const float bb = b1[tx.i0] + tx.f * (b1[tx.i1] - b1[tx.i0]);
+  const float a = at + ty.f * (ab - at);
+  const float b = bt + ty.f * (bb - bt);
+  plane_row(out, y)[x] = a * plane_row(guide, y)[x] + b;
+}
+
+dim3 pixel_grid(int width, int height, dim3 block) {
+  return dim3(div_up(width, block.x), div_up(height, block.y));
+}
+
+const dim3 kPixelBlock(32, 8);
+
+}  // namespace
+
+// ---- launchers and operators ------------------------------------------------------------------
+
+void launch_grey_and_channel_min(const ImageView& d_frame, const DevicePlaneF& grey,
+                                 const DevicePlaneF& channel_min, cudaStream_t stream) {
+  const FrameRef f = frame_ref(d_frame);
+  grey_and_channel_min_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), grey, channel_min);
+  HAZEFREE_CUDA_CHECK_LAUNCH("grey_and_channel_min_kernel");
+}
+
+void launch_normalised_channel_min(const ImageView& d_frame, const AtmosphereState* d_state,
+                                   const DevicePlaneF& out, cudaStream_t stream) {
+  const FrameRef f = frame_ref(d_frame);
+  normalised_channel_min_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, out);
+  HAZEFREE_CUDA_CHECK_LAUNCH("normalised_channel_min_kernel");
+}
+
+void launch_frame_to_rgb_f32(const ImageView& d_frame, const DevicePlaneF& r,
+                             const DevicePlaneF& g, const DevicePlaneF& b, cudaStream_t stream) {
+  const FrameRef f = frame_ref(d_frame);
+  frame_to_rgb_f32_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), r, g, b);
+  HAZEFREE_CUDA_CHECK_LAUNCH("frame_to_rgb_f32_kernel");
+}
+
+void launch_recover_to_frame(const ImageView& d_in, const DevicePlaneF& transmission,
+                             const AtmosphereState* d_state, const DcpParams& params,
+                             const ImageView& d_out, cudaStream_t stream) {
+  const FrameRef in = frame_ref(d_in);
+  const FrameRef out = frame_ref(d_out);
+  const int sx = is_yuv(d_out.format) ? out.sx : 0, sy = is_yuv(d_out.format) ? out.sy : 0;
+  const int bw = (out.width + (1 << sx) - 1) >> sx, bh = (out.height + (1 << sy) - 1) >> sy;
+  const dim3 block(32, 4);
+  recover_to_frame_kernel<<<pixel_grid(bw, bh, block), block, 0, stream>>>(
+      in, color::yuv_to_rgb_f(d_in.matrix, d_in.range), transmission, d_state,
+      params.k_tolerance, params.t0, params.brightness, out,
+      color::rgb_to_yuv_f(d_out.matrix, d_out.range));
+  HAZEFREE_CUDA_CHECK_LAUNCH("recover_to_frame_kernel");
+}
+
+void MinFilterCuda::apply(const DevicePlaneF& src, const DevicePlaneF& dst, int radius,
+                          cudaStream_t stream, float omega) {
+  const int w = src.width, h = src.height;
+  if (w <= 0 || h <= 0 || dst.width != w || dst.height != h)
+    throw std::invalid_argument("min filter: source and destination sizes differ");
+  if (radius < 0) throw std::invalid_argument("min filter: negative radius");
+  const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
+  const int tstride = float_stride(h);
+  const int nstride = float_stride(w);
+  // a: transposed input, then the row-filtered plane back in normal layout; b: transposed
+  // row-filtered plane. The column pass never runs in place (its blocks read their neighbours).
+  transposed_a_.reserve(std::max(static_cast<std::size_t>(tstride) * w,
+                                 static_cast<std::size_t>(nstride) * h));
+  transposed_b_.reserve(static_cast<std::size_t>(tstride) * w);
+  float* a = transposed_a_.get();
+  float* b = transposed_b_.get();
+  launch_transpose(src.data, src.stride, w, h, a, tstride, stream);
+  launch_column_min(a, tstride, h, w, rx, b, tstride, 0.f, stream);
+  launch_transpose(b, tstride, h, w, a, nstride, stream);
+  launch_column_min(a, nstride, w, h, ry, dst.data, dst.stride, omega, stream);
+}
+
+AtmosphereCuda::AtmosphereCuda() : frame_state_(1) {}
+
+int AtmosphereCuda::top_count(int width, int height, float fraction) {
+  const int blocks = div_up(width, kBlock) * div_up(height, kBlock);
+  return dcp::atmosphere_top_count(blocks, fraction);
+}
+
+void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DevicePlaneF& grey,
+                                         const ImageView& d_frame, const DcpParams& params,
+                                         AtmosphereState* d_tracker, const StateOrder& order,
+                                         cudaStream_t stream) {
+  const int bw = div_up(dark.width, kBlock), bh = div_up(dark.height, kBlock);
+  const int count = bw * bh;
+  blocks_.reserve(count);
+  block_max_kernel<<<dim3(bw, bh), dim3(kBlock, 8), 0, stream>>>(dark, grey, blocks_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("block_max_kernel");
+  if (order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
+  const int used = dcp::atmosphere_top_count(count, params.a_top_fraction);
+  atmosphere_select_kernel<<<1, kSelectThreads, 0, stream>>>(
+      blocks_.get(), count, used, frame_ref(d_frame),
+      color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), params.a_smoothing, params.a_max_step,
+      params.a_scene_cut, d_tracker, frame_state_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("atmosphere_select_kernel");
+  if (order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
+}
+
+void reset_atmosphere(AtmosphereState* d_tracker, cudaStream_t stream) {
+  HAZEFREE_CUDA_CHECK(cudaMemsetAsync(d_tracker, 0, sizeof(AtmosphereState), stream));
+}
+
+void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlaneF& input,
+                                    int radius, float eps, cudaStream_t stream) {
+  const int w = guide.width, h = guide.height, st = stride_;
+  const std::size_t plane = static_cast<std::size_t>(st) * h;
+  const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
+  float* hs = horizontal_.get();
+  float* a = coeff_.get();
+  float* b = a + plane;
+  float* ma = b + plane;
+  float* mb = ma + plane;
+  // Every plane here (inputs included) has stride st.
+  BoxSources first{{guide.data, input.data, guide.data, guide.data},
+                   {nullptr, nullptr, guide.data, input.data},
+                   {hs, hs + plane, hs + 2 * plane, hs + 3 * plane},
+                   4};
+  box_rows_kernel<<<h, kRowThreads, 0, stream>>>(first, w, st, rx, prefix_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
+
+  // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
+  const int chunk = std::max(32, 2 * ry);
+  const dim3 block(64, 2);
+  const dim3 grid(div_up(w, 64), div_up(div_up(h, chunk), 2));
+  ColumnArgs args{};
+  for (int c = 0; c < 4; ++c) args.hs[c] = hs + c * plane;
+  args.count = 4;
+  args.width = w;
+  args.height = h;
+  args.stride = st;
+  args.rx = rx;
+  args.ry = ry;
+  args.chunk = chunk;
+  args.eps = eps;
+  args.out0 = a;
+  args.out1 = b;
+  args.out_stride = st;
+  box_columns_kernel<ColumnOutput::coefficients><<<grid, block, 0, stream>>>(args);
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<coefficients>");
+
+  BoxSources second{{a, b, nullptr, nullptr}, {nullptr, nullptr, nullptr, nullptr},
+                    {hs, hs + plane, nullptr, nullptr}, 2};
+  box_rows_kernel<<<h, kRowThreads, 0, stream>>>(second, w, st, rx, prefix_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
+  args.count = 2;
+  args.out0 = ma;
+  args.out1 = mb;
+  box_columns_kernel<ColumnOutput::means><<<grid, block, 0, stream>>>(args);
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<means>");
+}
+
+void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& input,
+                             const DevicePlaneF& output, int radius, float eps, int subsample,
+                             cudaStream_t stream) {
+  const int w = guide.width, h = guide.height;
+  if (w <= 0 || h <= 0 || input.width != w || input.height != h || output.width != w ||
+      output.height != h)
+    throw std::invalid_argument("guided filter: planes of different sizes");
+  if (radius < 1 || !(eps > 0.f) || subsample < 1)
+    throw std::invalid_argument("guided filter: invalid radius, eps or subsampling");
+  const int s = subsample;
+  const int ws = s == 1 ? w : dcp::subsampled_size(w, s);
+  const int hs = s == 1 ? h : dcp::subsampled_size(h, s);
+  width_ = ws;
+  height_ = hs;
+  stride_ = float_stride(ws);
+  const std::size_t plane = static_cast<std::size_t>(stride_) * hs;
+  prefix_.reserve(static_cast<std::size_t>(ws + 1) * hs);
+  horizontal_.reserve(plane * kMaxSources);
+  coeff_.reserve(plane * 4);
+  float* ma = coeff_.get() + 2 * plane;
+  float* mb = ma + plane;
+
+  if (s == 1) {
+    if (guide.stride != stride_ || input.stride != stride_)
+      throw std::invalid_argument("guided filter: planes must have the padded stride");
+    coefficients(guide, input, radius, eps, stream);
+    // q = mean(a) G + mean(b): the same separate product and sum as the CPU.
+    const DevicePlaneF pa{ma, w, h, stride_}, pb{mb, w, h, stride_};
+    // Reuse the upsampling kernel with s = 1: bilinear_tap(x, 1, n) is the identity tap.
+    upsample_kernel<<<pixel_grid(w, h, kPixelBlock), kPixelBlock, 0, stream>>>(pa, pb, 1, guide,
+                                                                                output);
+    HAZEFREE_CUDA_CHECK_LAUNCH("upsample_kernel");
+    return;
+  }
+  small_.reserve(plane * 2);
+  const DevicePlaneF gs{small_.get(), ws, hs, stride_}, ps{small_.get() + plane, ws, hs, stride_};
+  subsample_kernel<<<pixel_grid(ws, hs, kPixelBlock), kPixelBlock, 0, stream>>>(guide, input, s,
+                                                                                gs, ps);
+  HAZEFREE_CUDA_CHECK_LAUNCH("subsample_kernel");
+  coefficients(gs, ps, dcp::subsampled_radius(radius, s), eps, stream);
+  const DevicePlaneF pa{ma, ws, hs, stride_}, pb{mb, ws, hs, stride_};
+  upsample_kernel<<<pixel_grid(w, h, kPixelBlock), kPixelBlock, 0, stream>>>(pa, pb, s, guide,
+                                                                              output);
+  HAZEFREE_CUDA_CHECK_LAUNCH("upsample_kernel");
+}
+
+// ---- the chain --------------------------------------------------------------------------------
+
+CudaDehazer::CudaDehazer(const DcpParams& params) : params_(params) {
+  ProcessingConfig config;
+  config.dcp = params;
+  validate(config);
+}
+
+const std::vector<std::string>& CudaDehazer::stage_names() {
+  static const std::vector<std::string> names = {"to_rgb_dark_input", "dark_channel",
+                                                 "atmospheric_light", "transmission",
+                                                 "guided_filter", "recovery_from_rgb"};
+  return names;
+}
+
+void CudaDehazer::mark(int i, cudaStream_t stream) {
+  if (markers_ && i < static_cast<int>(markers_->size()))
+    HAZEFREE_CUDA_CHECK(cudaEventRecord((*markers_)[i], stream));
+}
+
+void CudaDehazer::ensure(int width, int height) {
+  if (width == width_ && height == height_) return;
+  width_ = width;
+  height_ = height;
+  stride_ = float_stride(width);
+  planes_.reserve(static_cast<std::size_t>(stride_) * height * 3);
+}
+
+void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
+                          AtmosphereState* d_tracker, const StateOrder& order,
+                          cudaStream_t stream) {
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
+    throw std::invalid_argument("dehaze: output frame differs from the input in format or size");
+  if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
+  const int w = d_in.width, h = d_in.height;
+  ensure(w, h);
+  const std::size_t plane = static_cast<std::size_t>(stride_) * h;
+  const DevicePlaneF grey{planes_.get(), w, h, stride_};
+  const DevicePlaneF work{planes_.get() + plane, w, h, stride_};
+  const DevicePlaneF dark{planes_.get() + 2 * plane, w, h, stride_};
+
+  mark(0, stream);
+  launch_grey_and_channel_min(d_in, grey, work, stream);
+  mark(1, stream);
+  min_filter_.apply(work, dark, params_.patch_radius, stream);
+  mark(2, stream);
+  atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
+  mark(3, stream);
+  launch_normalised_channel_min(d_in, atmosphere_.frame_state(), work, stream);
+  min_filter_.apply(work, work, params_.patch_radius, stream, params_.omega);
+  mark(4, stream);
+  guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);
+  mark(5, stream);
+  ImageView out = d_out;
+  out.matrix = d_in.matrix;
+  out.range = d_in.range;
+  launch_recover_to_frame(d_in, work, atmosphere_.frame_state(), params_, out, stream);
+  mark(6, stream);
+}
+
+}  // namespace hazefree::cuda

@@ -1,0 +1,725 @@
+// Kernels of global HE and sliding-window AHE/CLAHE (SPEC 4), and the colour routing of the
+// CPU's kernels/cpu/equalize_common.cpp (which channels are equalized, through which
+// conversion). All arithmetic is integer, or the explicit fmaf of the he_temporal rule.
+#include "kernels/cuda/equalize_cuda.hpp"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/frame_access.cuh"
+#include "kernels/equalize_rules.hpp"
+
+namespace hazefree::cuda {
+namespace rules = equalize_rules;
+namespace {
+
+__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }
+
+int device_sm_count() {
+  int device = 0, count = 0;
+  HAZEFREE_CUDA_CHECK(cudaGetDevice(&device));
+  HAZEFREE_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+// ---- colour routing -----------------------------------------------------------------------
+
+enum class ChannelKind : int {
+  rgb,    // R, G, B (YUV: fixed point; rgb24: as stored; gray8: replicated)
+  ycrcb,  // rgb24 luma mode: OpenCV's YCrCb, Y equalized
+  grey,   // rgb24 grey mode: OpenCV's grey
+};
+
+__global__ void to_channels_kernel(FrameRef f, color::YuvToRgbI k, ChannelKind kind,
+                                   std::uint8_t* p0, std::uint8_t* p1, std::uint8_t* p2,
+                                   int stride) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= f.width || y >= f.height) return;
+  const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
+  if (f.format == PixelFormat::gray8) {
+    const std::uint8_t v = f.p0[static_cast<std::ptrdiff_t>(y) * f.s0 + x];
+    p0[o] = v;
+    p1[o] = v;
+    p2[o] = v;
+    return;
+  }
+  const Rgb3u c = load_rgb_u8(f, k, x, y);
+  if (kind == ChannelKind::rgb) {
+    p0[o] = static_cast<std::uint8_t>(c.r);
+    p1[o] = static_cast<std::uint8_t>(c.g);
+    p2[o] = static_cast<std::uint8_t>(c.b);
+  } else if (kind == ChannelKind::ycrcb) {
+    const rules::YCrCb v = rules::rgb_to_ycrcb(c.r, c.g, c.b);
+    p0[o] = static_cast<std::uint8_t>(v.y);
+    p1[o] = static_cast<std::uint8_t>(v.cr);
+    p2[o] = static_cast<std::uint8_t>(v.cb);
+  } else {
+    p0[o] = static_cast<std::uint8_t>(rules::rgb_to_grey(c.r, c.g, c.b));
+  }
+}
+
+// One thread per chroma sample of a YUV output (its block's pixels), else per pixel.
+// q0..q2: the result channels; c1, c2: Cr and Cb kept from to_channels (ycrcb kind).
+__global__ void from_channels_kernel(FrameRef out, color::RgbToYuvI k, ChannelKind kind,
+                                     const std::uint8_t* q0, const std::uint8_t* q1,
+                                     const std::uint8_t* q2, const std::uint8_t* c1,
+                                     const std::uint8_t* c2, int stride) {
+  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
+  const int by = blockIdx.y * blockDim.y + threadIdx.y;
+  const int sx = out.yuv ? out.sx : 0, sy = out.yuv ? out.sy : 0;
+  const int x0 = bx << sx, y0 = by << sy;
+  if (x0 >= out.width || y0 >= out.height) return;
+  const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
+  std::int32_t sr = 0, sg = 0, sb = 0;
+  for (int y = y0; y < y1; ++y) {
+    std::uint8_t* row = out.p0 + static_cast<std::ptrdiff_t>(y) * out.s0;
+    for (int x = x0; x < x1; ++x) {
+      const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
+      int r, g, b;
+      if (kind == ChannelKind::rgb) {
+        r = q0[o];
+        g = q1[o];
+        b = q2[o];
+      } else if (kind == ChannelKind::ycrcb) {
+        const rules::Rgb c = rules::ycrcb_to_rgb(q0[o], c1[o], c2[o]);
+        r = c.r;
+        g = c.g;
+        b = c.b;
+      } else {
+        r = g = b = q0[o];
+      }
+      if (out.format == PixelFormat::rgb24) {
+        row[3 * x] = static_cast<std::uint8_t>(r);
+        row[3 * x + 1] = static_cast<std::uint8_t>(g);
+        row[3 * x + 2] = static_cast<std::uint8_t>(b);
+      } else if (out.format == PixelFormat::gray8) {
+        row[x] = static_cast<std::uint8_t>(rules::rgb_to_grey(r, g, b));
+      } else {
+        row[x] = color::clamp_u8(k.y_offset + color::fixed_round(k.y_r * r + k.y_g * g + k.y_b * b, 0));
+        sr += r;
+        sg += g;
+        sb += b;
+      }
+    }
+  }
+  if (!out.yuv) return;
+  const int n = (y1 - y0) * (x1 - x0);
+  const int n_log2 = n == 4 ? 2 : (n == 2 ? 1 : 0);
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(by) * out.s1 + bx * out.cstep;
+  out.p1[ci] = color::clamp_u8(color::kChromaZero +
+                               color::fixed_round(k.cb_r * sr + k.cb_g * sg + k.cb_b * sb, n_log2));
+  out.p2[ci] = color::clamp_u8(color::kChromaZero +
+                               color::fixed_round(k.cr_r * sr + k.cr_g * sg + k.cr_b * sb, n_log2));
+}
+
+// ---- global HE ----------------------------------------------------------------------------
+
+constexpr int kHeThreads = 256;
+constexpr int kHeCopies = 4;  // sub-histograms per channel: neighbouring warps rarely collide
+
+struct HeArgs {
+  const std::uint8_t* src[3];
+  int stride;
+  int channels;               // 1..3 (8-bit) ; the BITS variant reads three planes
+  int x0, y0, x1, y1;         // histogram rectangle (half-open)
+  bool bits;
+  bool limited;
+  bool temporal;
+  float alpha;                // he_temporal
+  std::uint32_t* hist;        // channels x 256, or 4096; zero on entry, zero again on exit
+  unsigned* ticket;
+  std::uint8_t* lut8;         // channels x 256
+  std::uint16_t* lut12;       // 4096
+  HeHistory* history;
+};
+
+struct MinOp {
+  __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+
+__device__ __forceinline__ int output_code(int e, bool limited) {
+  return limited ? rules::limited_range_code(e) : e;
+}
+
+// LUT of one integer histogram with the he_lut rule, in parallel: the sums above i0 are exact
+// integer scans, each entry is the shared he_code() of its sum (bit-exact with the sequential
+// rule). Thread t owns bins [t * kItems, (t + 1) * kItems).
+template <int kItems, typename Code>
+__device__ void build_lut_parallel(const std::uint32_t* hist, int max_code, bool limited, Code* lut) {
+  using Scan = cub::BlockScan<std::uint32_t, kHeThreads>;
+  using ReduceU = cub::BlockReduce<std::uint32_t, kHeThreads>;
+  using ReduceI = cub::BlockReduce<int, kHeThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename ReduceU::TempStorage reduce_u;
+    typename ReduceI::TempStorage reduce_i;
+  } s_temp;
+  __shared__ std::uint32_t s_total, s_first_count, s_cum_first;
+  __shared__ int s_first;
+  constexpr int kBinsHere = kItems * kHeThreads;
+  std::uint32_t h[kItems];
+  int first = kBinsHere;
+  std::uint32_t local = 0;
+  for (int i = 0; i < kItems; ++i) {
+    h[i] = hist[threadIdx.x * kItems + i];
+    local += h[i];
+    if (h[i] != 0 && first == kBinsHere) first = threadIdx.x * kItems + i;
+  }
+  const std::uint32_t total = ReduceU(s_temp.reduce_u).Sum(local);
+  __syncthreads();
+  const int i0 = ReduceI(s_temp.reduce_i).Reduce(first, MinOp());
+  if (threadIdx.x == 0) {
+    s_total = total;
+    s_first = i0;
+  }
+  __syncthreads();
+  std::uint32_t cum[kItems];
+  Scan(s_temp.scan).InclusiveSum(h, cum);
+  const int f = s_first;
+  if (f < kBinsHere && f / kItems == static_cast<int>(threadIdx.x)) {
+    s_first_count = h[f % kItems];
+    s_cum_first = cum[f % kItems];
+  }
+  __syncthreads();
+  const bool identity = f == kBinsHere || s_first_count == s_total;
+  const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
+  for (int i = 0; i < kItems; ++i) {
+    const int v = threadIdx.x * kItems + i;
+    int code;
+    if (identity) code = v;
+    else if (v <= f) code = 0;
+    else code = rules::he_code(cum[i] - s_cum_first, scale, max_code);
+    lut[v] = static_cast<Code>(kItems == 1 ? output_code(code, limited) : code);
+  }
+}
+
+__global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
+  __shared__ std::uint32_t s_hist[4096];  // 3 x kHeCopies x 256 = 3072, or 4096 (BITS)
+  __shared__ bool s_last;
+  const int bins = a.bits ? 4096 : a.channels * kHeCopies * 256;
+  for (int i = threadIdx.x; i < bins; i += kHeThreads) s_hist[i] = 0;
+  __syncthreads();
+  const int copy = (threadIdx.x / 32) % kHeCopies;
+  const int rw = a.x1 - a.x0, groups_per_row = div_up(rw, 4);
+  const long long groups = static_cast<long long>(a.y1 - a.y0) * groups_per_row;
+  for (long long g = blockIdx.x * static_cast<long long>(kHeThreads) + threadIdx.x; g < groups;
+       g += static_cast<long long>(gridDim.x) * kHeThreads) {
+    const int y = a.y0 + static_cast<int>(g / groups_per_row);
+    const int x = a.x0 + 4 * static_cast<int>(g % groups_per_row);
+    const int end = min(a.x1, x + 4);
+    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * a.stride;
+    if (a.bits) {
+      for (int xx = x; xx < end; ++xx)
+        atomicAdd(&s_hist[rules::bits_index(a.src[0][o + xx], a.src[1][o + xx], a.src[2][o + xx])], 1u);
+    } else {
+      for (int c = 0; c < a.channels; ++c) {
+        std::uint32_t* hc = s_hist + (c * kHeCopies + copy) * 256;
+        for (int xx = x; xx < end; ++xx) atomicAdd(&hc[a.src[c][o + xx]], 1u);
+      }
+    }
+  }
+  __syncthreads();
+  if (a.bits) {
+    for (int i = threadIdx.x; i < 4096; i += kHeThreads)
+      if (s_hist[i]) atomicAdd(&a.hist[i], s_hist[i]);
+  } else {
+    for (int i = threadIdx.x; i < a.channels * 256; i += kHeThreads) {
+      const int c = i / 256, b = i % 256;
+      std::uint32_t sum = 0;
+      for (int k = 0; k < kHeCopies; ++k) sum += s_hist[(c * kHeCopies + k) * 256 + b];
+      if (sum) atomicAdd(&a.hist[i], sum);
+    }
+  }
+  // The last block to finish sees every count and builds the LUT.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) s_last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  if (a.bits) {
+    std::uint32_t* h = reinterpret_cast<std::uint32_t*>(s_hist);
+    for (int i = threadIdx.x; i < 4096; i += kHeThreads) {
+      h[i] = __ldcg(&a.hist[i]);
+      a.hist[i] = 0;
+    }
+    __syncthreads();
+    if (a.temporal) {
+      const bool has = a.history->has_bits != 0;
+      for (int i = threadIdx.x; i < 4096; i += kHeThreads)
+        a.history->bits[i] = has ? rules::he_temporal_update(a.alpha, h[i], a.history->bits[i])
+                                 : static_cast<float>(h[i]);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        rules::he_lut_4096_from_float(a.history->bits, a.lut12);
+        a.history->has_bits = 1;
+      }
+    } else {
+      build_lut_parallel<16>(h, rules::kBitsMaxCode, false, a.lut12);
+    }
+  } else {
+    for (int c = 0; c < a.channels; ++c) {
+      std::uint32_t* h = s_hist;  // reused: 256 counts of channel c
+      const std::uint32_t count = __ldcg(&a.hist[c * 256 + threadIdx.x]);
+      __syncthreads();
+      h[threadIdx.x] = count;
+      a.hist[c * 256 + threadIdx.x] = 0;
+      __syncthreads();
+      std::uint8_t* lut = a.lut8 + c * 256;
+      if (a.temporal) {
+        float* hc = a.history->channel[c];
+        const bool has = a.history->has_channel[c] != 0;
+        hc[threadIdx.x] = has ? rules::he_temporal_update(a.alpha, count, hc[threadIdx.x])
+                              : static_cast<float>(count);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          rules::he_lut_256_from_float(hc, lut);
+          a.history->has_channel[c] = 1;
+        }
+        __syncthreads();
+        const int code = lut[threadIdx.x];
+        __syncthreads();
+        lut[threadIdx.x] = static_cast<std::uint8_t>(output_code(code, a.limited));
+      } else {
+        build_lut_parallel<1>(h, rules::kMaxCode, a.limited, lut);
+      }
+      __syncthreads();
+    }
+  }
+  if (threadIdx.x == 0) *a.ticket = 0;
+}
+
+// dst[c] = lut[c][src[c]], four pixels per thread.
+__global__ void he_apply_kernel(const std::uint8_t* s0, const std::uint8_t* s1,
+                                const std::uint8_t* s2, int src_stride, std::uint8_t* d0,
+                                std::uint8_t* d1, std::uint8_t* d2, int dst_stride, int channels,
+                                int width, int height, const std::uint8_t* lut) {
+  __shared__ std::uint8_t s_lut[3 * 256];
+  for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < channels * 256; i += blockDim.x * blockDim.y)
+    s_lut[i] = lut[i];
+  __syncthreads();
+  const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  const std::uint8_t* src[3] = {s0, s1, s2};
+  std::uint8_t* dst[3] = {d0, d1, d2};
+  for (int c = 0; c < channels; ++c) {
+    const std::uint8_t* s = src[c] + static_cast<std::ptrdiff_t>(y) * src_stride + x;
+    std::uint8_t* d = dst[c] + static_cast<std::ptrdiff_t>(y) * dst_stride + x;
+    const std::uint8_t* l = s_lut + 256 * c;
+    if (x + 4 <= width && (reinterpret_cast<std::uintptr_t>(s) & 3) == 0 &&
+        (reinterpret_cast<std::uintptr_t>(d) & 3) == 0) {
+      const uchar4 v = *reinterpret_cast<const uchar4*>(s);
+      *reinterpret_cast<uchar4*>(d) = make_uchar4(l[v.x], l[v.y], l[v.z], l[v.w]);
+    } else {
+      for (int k = 0; k < 4 && x + k < width; ++k) d[k] = l[s[k]];
+    }
+  }
+}
+
+__global__ void bits_apply_kernel(std::uint8_t* r, std::uint8_t* g, std::uint8_t* b, int stride,
+                                  int width, int height, const std::uint16_t* lut) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= width || y >= height) return;
+  const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
+  const int rr = r[o], gg = g[o], bb = b[o];
+  const rules::Rgb c = rules::bits_apply(lut[rules::bits_index(rr, gg, bb)], rr, gg, bb);
+  r[o] = static_cast<std::uint8_t>(c.r);
+  g[o] = static_cast<std::uint8_t>(c.g);
+  b[o] = static_cast<std::uint8_t>(c.b);
+}
+
+// ---- sliding-window AHE / CLAHE -----------------------------------------------------------
+
+constexpr int kAheWarps = 8;
+constexpr int kAheThreads = kAheWarps * 32;
+constexpr int kAheTileWidth = kAheWarps * 32;  // one output column per lane
+// Rows per tile: each tile pays (256 + 2r) x w shared-memory increments to build its column
+// histograms; 32 rows keep that under the sliding work for every window up to 511 while giving
+// 272 tiles per 1080p plane.
+constexpr int kAheTileRows = 32;
+constexpr int kAheInitColumns = 32;
+
+struct AheArgs {
+  const std::uint8_t* src[3];
+  std::uint8_t* dst[3];
+  int src_stride, dst_stride;
+  int width, height, planes;
+  int radius;
+  int n;          // window samples (2r + 1)^2
+  int limit;      // CLAHE clip limit, 0 = plain AHE
+  bool limited;   // limited-range output codes
+  int tiles_x, tiles_y;
+  std::uint16_t* columns;  // per block: (kAheTileWidth + 2r) x 256 counts
+};
+
+__device__ __forceinline__ void add_counts(std::uint32_t (&h)[8], const uint4& v) {
+  h[0] += v.x & 0xffffu;
+  h[1] += v.x >> 16;
+  h[2] += v.y & 0xffffu;
+  h[3] += v.y >> 16;
+  h[4] += v.z & 0xffffu;
+  h[5] += v.z >> 16;
+  h[6] += v.w & 0xffffu;
+  h[7] += v.w >> 16;
+}
+
+__device__ __forceinline__ void sub_counts(std::uint32_t (&h)[8], const uint4& v) {
+  h[0] -= v.x & 0xffffu;
+  h[1] -= v.x >> 16;
+  h[2] -= v.y & 0xffffu;
+  h[3] -= v.y >> 16;
+  h[4] -= v.z & 0xffffu;
+  h[5] -= v.z >> 16;
+  h[6] -= v.w & 0xffffu;
+  h[7] -= v.w >> 16;
+}
+
+__global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
+  __shared__ std::uint32_t s_init[kAheInitColumns][256];
+  __shared__ std::uint32_t s_start[kAheWarps][256];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int r = a.radius, w = a.width, h = a.height;
+  const int span = kAheTileWidth + 2 * r;
+  std::uint16_t* columns = a.columns + static_cast<std::size_t>(blockIdx.x) * span * 256;
+  const int tiles_per_plane = a.tiles_x * a.tiles_y;
+  const int total = tiles_per_plane * a.planes;
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int p = tile / tiles_per_plane;
+    const int tx = (tile % tiles_per_plane) % a.tiles_x, ty = (tile % tiles_per_plane) / a.tiles_x;
+    const int x0 = tx * kAheTileWidth, y0 = ty * kAheTileRows;
+    const int y1 = min(h, y0 + kAheTileRows);
+    const int ncols = min(kAheTileWidth, w - x0) + 2 * r;
+    const std::uint8_t* src = a.src[p];
+    const int ss = a.src_stride;
+
+    // Column histograms at row y0: column j is image column reflect(x0 - r + j), rows
+    // reflect(y0 - r .. y0 + r). Counted in shared memory 32 columns at a time.
+    for (int j0 = 0; j0 < ncols; j0 += kAheInitColumns) {
+      for (int i = threadIdx.x; i < kAheInitColumns * 256; i += kAheThreads) (&s_init[0][0])[i] = 0;
+      __syncthreads();
+      const int jc = j0 + lane;
+      if (jc < ncols) {
+        const int c = rules::reflect101(x0 - r + jc, w);
+        for (int k = warp; k <= 2 * r; k += kAheWarps) {
+          const int yy = rules::reflect101(y0 - r + k, h);
+          atomicAdd(&s_init[lane][src[static_cast<std::ptrdiff_t>(yy) * ss + c]], 1u);
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < kAheInitColumns * 256; i += kAheThreads) {
+        const int jj = i / 256;
+        if (j0 + jj < ncols)
+          columns[static_cast<std::size_t>(j0 + jj) * 256 + i % 256] =
+              static_cast<std::uint16_t>((&s_init[0][0])[i]);
+      }
+      __syncthreads();
+    }
+
+    // Each warp's window histogram at (xs, y0): the sum of its 2r + 1 columns.
+    const int xs = x0 + warp * 32;
+    const bool active = xs < w;
+    const int count = active ? min(32, w - xs) : 0;
+    if (active) {
+      std::uint32_t hist[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      const std::uint16_t* base = columns + static_cast<std::size_t>(warp * 32) * 256 + lane * 8;
+      for (int m = 0; m <= 2 * r; ++m)
+        add_counts(hist, *reinterpret_cast<const uint4*>(base + static_cast<std::size_t>(m) * 256));
+#pragma unroll
+      for (int b = 0; b < 8; ++b) s_start[warp][lane * 8 + b] = hist[b];
+    }
+
+    for (int y = y0; y < y1; ++y) {
+      if (y > y0) {
+        __syncthreads();  // every warp is done with the columns of row y - 1
+        const int ya = rules::reflect101(y + r, h), yr = rules::reflect101(y - r - 1, h);
+        const std::uint8_t* row_add = src + static_cast<std::ptrdiff_t>(ya) * ss;
+        const std::uint8_t* row_sub = src + static_cast<std::ptrdiff_t>(yr) * ss;
+        for (int j = threadIdx.x; j < ncols; j += kAheThreads) {
+          const int c = rules::reflect101(x0 - r + j, w);
+          std::uint16_t* cj = columns + static_cast<std::size_t>(j) * 256;
+          cj[row_add[c]] += 1;
+          cj[row_sub[c]] -= 1;
+        }
+        if (active) {
+          for (int m = lane; m <= 2 * r; m += 32) {
+            const int c = rules::reflect101(xs - r + m, w);
+            atomicAdd(&s_start[warp][row_add[c]], 1u);
+            atomicSub(&s_start[warp][row_sub[c]], 1u);
+          }
+        }
+        __syncthreads();  // the columns of row y are complete
+      }
+      if (!active) continue;
+      __syncwarp();
+      std::uint32_t hist[8];
+#pragma unroll
+      for (int b = 0; b < 8; ++b) hist[b] = s_start[warp][lane * 8 + b];
+      const std::uint8_t* srow = src + static_cast<std::ptrdiff_t>(y) * ss;
+      const std::uint16_t* in_col = columns + static_cast<std::size_t>(warp * 32 + 2 * r) * 256 + lane * 8;
+      const std::uint16_t* out_col = columns + static_cast<std::size_t>(warp * 32) * 256 + lane * 8;
+      int mine = 0;
+#pragma unroll 4
+      for (int i = 0; i < count; ++i) {
+        if (i > 0) {
+          add_counts(hist, *reinterpret_cast<const uint4*>(in_col + static_cast<std::size_t>(i) * 256));
+          sub_counts(hist, *reinterpret_cast<const uint4*>(out_col + static_cast<std::size_t>(i - 1) * 256));
+        }
+        const int v = srow[xs + i];
+        std::uint32_t cdf;
+        if (a.limit > 0) {
+          std::uint32_t below = 0, kept = 0;
+#pragma unroll
+          for (int b = 0; b < 8; ++b) {
+            const std::uint32_t m = min(hist[b], static_cast<std::uint32_t>(a.limit));
+            kept += m;
+            below += (lane * 8 + b <= v) ? m : 0u;
+          }
+          below = __reduce_add_sync(0xffffffffu, below);
+          kept = __reduce_add_sync(0xffffffffu, kept);
+          cdf = rules::clahe_cdf(below, static_cast<std::uint32_t>(a.n) - kept, v);
+        } else {
+          std::uint32_t below = 0;
+#pragma unroll
+          for (int b = 0; b < 8; ++b) below += (lane * 8 + b <= v) ? hist[b] : 0u;
+          cdf = __reduce_add_sync(0xffffffffu, below);
+        }
+        const int code = output_code(rules::ahe_code(cdf, a.n), a.limited);
+        if (lane == i) mine = code;
+      }
+      if (lane < count)
+        a.dst[p][static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint8_t>(mine);
+    }
+    __syncthreads();  // the next tile reuses the columns and the shared memory
+  }
+}
+
+const dim3 kPixelBlock(32, 8);
+dim3 pixel_grid(int width, int height) {
+  return dim3(div_up(width, kPixelBlock.x), div_up(height, kPixelBlock.y));
+}
+
+struct Rect {
+  int x0, y0, x1, y1;
+};
+
+// The ROI clipped to the frame; the whole frame when unset or outside (as the CPU backend).
+Rect histogram_rect(const Roi& roi, int width, int height) {
+  if (roi.empty()) return {0, 0, width, height};
+  const Rect r{std::max(roi.x, 0), std::max(roi.y, 0), std::min(roi.x + roi.w, width),
+               std::min(roi.y + roi.h, height)};
+  if (r.x0 >= r.x1 || r.y0 >= r.y1) return {0, 0, width, height};
+  return r;
+}
+
+}  // namespace
+
+void reset_he_history(HeHistory* d_history, cudaStream_t stream) {
+  HAZEFREE_CUDA_CHECK(cudaMemsetAsync(d_history, 0, sizeof(HeHistory), stream));
+}
+
+void AheCuda::apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int planes,
+                    const AheParams& params, bool limited, cudaStream_t stream) {
+  const int w = src[0].width, h = src[0].height;
+  const int r = rules::ahe_radius(params.window, w, h);
+  const long long side = 2LL * r + 1;
+  if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
+  if (sm_count_ == 0) sm_count_ = device_sm_count();
+  AheArgs a{};
+  for (int p = 0; p < planes; ++p) {
+    a.src[p] = src[p].data;
+    a.dst[p] = dst[p].data;
+  }
+  a.src_stride = src[0].stride;
+  a.dst_stride = dst[0].stride;
+  a.width = w;
+  a.height = h;
+  a.planes = planes;
+  a.radius = r;
+  a.n = static_cast<int>(side * side);
+  a.limit = static_cast<int>(std::min<long long>(rules::clahe_clip_limit(params.clip, side * side), side * side));
+  a.limited = limited;
+  a.tiles_x = div_up(w, kAheTileWidth);
+  a.tiles_y = div_up(h, kAheTileRows);
+  const int tiles = a.tiles_x * a.tiles_y * planes;
+  // Two resident blocks per multiprocessor; each owns its column histograms.
+  const int grid = std::min(tiles, 2 * sm_count_);
+  columns_.reserve(static_cast<std::size_t>(grid) * (kAheTileWidth + 2 * r) * 256);
+  a.columns = columns_.get();
+  ahe_kernel<<<grid, kAheThreads, 0, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("ahe_kernel");
+}
+
+CudaEqualizer::CudaEqualizer(const ProcessingConfig& config) : config_(config) {
+  validate(config_);
+  if (config_.mode == Mode::dcp) throw std::invalid_argument("CudaEqualizer: mode is dcp");
+  hist_.reserve(4096);
+  ticket_.reserve(1);
+  lut8_.reserve(3 * 256);
+  lut12_.reserve(4096);
+  HAZEFREE_CUDA_CHECK(cudaMemset(hist_.get(), 0, hist_.bytes()));
+  HAZEFREE_CUDA_CHECK(cudaMemset(ticket_.get(), 0, ticket_.bytes()));
+  sm_count_ = device_sm_count();
+}
+
+void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels,
+                      bool limited, int width, int height, HeHistory* d_history,
+                      const StateOrder& order, cudaStream_t stream) {
+  const Rect rect = histogram_rect(config_.he.roi, width, height);
+  HeArgs a{};
+  for (int c = 0; c < channels; ++c) a.src[c] = src[c].data;
+  a.stride = src[0].stride;
+  a.channels = channels;
+  a.x0 = rect.x0;
+  a.y0 = rect.y0;
+  a.x1 = rect.x1;
+  a.y1 = rect.y1;
+  a.limited = limited;
+  a.temporal = config_.he.temporal < 1.f;
+  a.alpha = config_.he.temporal;
+  a.hist = hist_.get();
+  a.ticket = ticket_.get();
+  a.lut8 = lut8_.get();
+  a.lut12 = lut12_.get();
+  a.history = d_history;
+  const long long groups = static_cast<long long>(rect.y1 - rect.y0) * div_up(rect.x1 - rect.x0, 4);
+  // About 4 groups of 4 pixels per thread amortise the block's histogram set-up and merge.
+  const int grid = static_cast<int>(std::max<long long>(
+      1, std::min<long long>(2LL * sm_count_, (groups + 4 * kHeThreads - 1) / (4 * kHeThreads))));
+  if (a.temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
+  he_histogram_kernel<<<grid, kHeThreads, 0, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_histogram_kernel");
+  if (a.temporal && order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
+  const dim3 block(32, 8);
+  const dim3 grid_apply(div_up(div_up(width, 4), 32), div_up(height, 8));
+  he_apply_kernel<<<grid_apply, block, 0, stream>>>(
+      src[0].data, channels > 1 ? src[1].data : nullptr, channels > 2 ? src[2].data : nullptr,
+      src[0].stride, dst[0].data, channels > 1 ? dst[1].data : nullptr,
+      channels > 2 ? dst[2].data : nullptr, dst[0].stride, channels, width, height, lut8_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_apply_kernel");
+}
+
+void CudaEqualizer::bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
+                        const StateOrder& order, cudaStream_t stream) {
+  const Rect rect = histogram_rect(config_.he.roi, width, height);
+  HeArgs a{};
+  for (int c = 0; c < 3; ++c) a.src[c] = planes[c].data;
+  a.stride = planes[0].stride;
+  a.channels = 3;
+  a.x0 = rect.x0;
+  a.y0 = rect.y0;
+  a.x1 = rect.x1;
+  a.y1 = rect.y1;
+  a.bits = true;
+  a.temporal = config_.he.temporal < 1.f;
+  a.alpha = config_.he.temporal;
+  a.hist = hist_.get();
+  a.ticket = ticket_.get();
+  a.lut8 = lut8_.get();
+  a.lut12 = lut12_.get();
+  a.history = d_history;
+  const long long groups = static_cast<long long>(rect.y1 - rect.y0) * div_up(rect.x1 - rect.x0, 4);
+  const int grid = static_cast<int>(std::max<long long>(
+      1, std::min<long long>(2LL * sm_count_, (groups + 4 * kHeThreads - 1) / (4 * kHeThreads))));
+  if (a.temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
+  he_histogram_kernel<<<grid, kHeThreads, 0, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_histogram_kernel");
+  if (a.temporal && order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
+  bits_apply_kernel<<<pixel_grid(width, height), kPixelBlock, 0, stream>>>(
+      planes[0].data, planes[1].data, planes[2].data, planes[0].stride, width, height, lut12_.get());
+  HAZEFREE_CUDA_CHECK_LAUNCH("bits_apply_kernel");
+}
+
+void CudaEqualizer::enqueue(const ImageView& d_in, const ImageView& d_out, HeHistory* d_history,
+                            const StateOrder& order, cudaStream_t stream) {
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
+    throw std::invalid_argument("equalize: output frame differs from the input in format or size");
+  if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("equalize: empty frame");
+  const int w = d_in.width, h = d_in.height;
+  const PixelFormat f = d_in.format;
+  const ColorMode color = config_.color;
+  const bool is_he = config_.mode == Mode::he;
+
+  // The output keeps the input's colour description (the conversions back use it).
+  ImageView out = d_out;
+  out.matrix = d_in.matrix;
+  out.range = d_in.range;
+
+  const int sstride = (w + 127) / 128 * 128;
+  const std::size_t plane = static_cast<std::size_t>(sstride) * h;
+  DevicePlaneU8 sc[6];
+  auto scratch = [&]() {
+    scratch_.reserve(plane * 6);
+    for (int i = 0; i < 6; ++i) sc[i] = {scratch_.get() + i * plane, w, h, sstride};
+  };
+  auto equalize = [&](const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels, bool limited) {
+    if (is_he) he(src, dst, channels, limited, w, h, d_history, order, stream);
+    else ahe_.apply(src, dst, channels, config_.ahe, limited, stream);
+  };
+  auto to_channels = [&](ChannelKind kind) {
+    to_channels_kernel<<<pixel_grid(w, h), kPixelBlock, 0, stream>>>(
+        frame_ref(d_in), color::yuv_to_rgb_i(d_in.matrix, d_in.range), kind, sc[0].data,
+        sc[1].data, sc[2].data, sstride);
+    HAZEFREE_CUDA_CHECK_LAUNCH("to_channels_kernel");
+  };
+  auto from_channels = [&](ChannelKind kind, int first) {
+    const FrameRef o = frame_ref(out);
+    const int sx = o.yuv ? o.sx : 0, sy = o.yuv ? o.sy : 0;
+    const int bw = (w + (1 << sx) - 1) >> sx, bh = (h + (1 << sy) - 1) >> sy;
+    from_channels_kernel<<<pixel_grid(bw, bh), kPixelBlock, 0, stream>>>(
+        o, color::rgb_to_yuv_i(out.matrix, out.range), kind, sc[first].data, sc[first + 1].data,
+        sc[first + 2].data, sc[1].data, sc[2].data, sstride);
+    HAZEFREE_CUDA_CHECK_LAUNCH("from_channels_kernel");
+  };
+
+  if (is_he && color == ColorMode::rgb_bits) {
+    scratch();
+    to_channels(ChannelKind::rgb);
+    bits(sc, w, h, d_history, order, stream);
+    from_channels(ChannelKind::rgb, 0);
+    return;
+  }
+  if (f == PixelFormat::gray8) {  // every mode is the plane itself
+    const DevicePlaneU8 src{d_in.planes[0].data, w, h, d_in.planes[0].stride};
+    const DevicePlaneU8 dst{out.planes[0].data, w, h, out.planes[0].stride};
+    equalize(&src, &dst, 1, false);
+    return;
+  }
+  if (f == PixelFormat::rgb24 || color == ColorMode::rgb) {
+    scratch();
+    if (color == ColorMode::rgb) {
+      to_channels(ChannelKind::rgb);
+      equalize(sc, sc + 3, 3, false);
+      from_channels(ChannelKind::rgb, 3);
+    } else {
+      const ChannelKind kind = color == ColorMode::grey ? ChannelKind::grey : ChannelKind::ycrcb;
+      to_channels(kind);
+      equalize(sc, sc + 3, 1, false);
+      from_channels(kind, 3);
+    }
+    return;
+  }
+  // YUV, luma or grey: the Y plane itself; chroma kept or set to 128.
+  const DevicePlaneU8 src{d_in.planes[0].data, w, h, d_in.planes[0].stride};
+  const DevicePlaneU8 dst{out.planes[0].data, w, h, out.planes[0].stride};
+  equalize(&src, &dst, 1, d_in.range == ColorRange::limited);
+  for (int i = 1; i < d_in.plane_count; ++i) {
+    const std::size_t row = plane_row_bytes(d_in, i);
+    if (color == ColorMode::grey)
+      HAZEFREE_CUDA_CHECK(cudaMemset2DAsync(out.planes[i].data, out.planes[i].stride, 128, row,
+                                            out.planes[i].height, stream));
+    else
+      HAZEFREE_CUDA_CHECK(cudaMemcpy2DAsync(out.planes[i].data, out.planes[i].stride,
+                                            d_in.planes[i].data, d_in.planes[i].stride, row,
+                                            d_in.planes[i].height, cudaMemcpyDeviceToDevice, stream));
+  }
+}
+
+}  // namespace hazefree::cuda

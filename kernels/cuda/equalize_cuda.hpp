@@ -1,0 +1,77 @@
+// Global HE and sliding-window AHE/CLAHE on the GPU (SPEC 4), bit-exact with the CPU backend:
+// every rule comes from kernels/equalize_rules.hpp and kernels/color_rules.hpp.
+//
+// HE: privatised shared-memory histograms merged with global atomics; the last block to finish
+// builds the LUT (block scan of the counts, or the sequential float rule under he_temporal) and
+// clears the histogram for the next frame; a second kernel applies it. Nothing goes to the host.
+// AHE/CLAHE: Perreault-Hebert column histograms per tile of 256 x kAheTileRows outputs, a warp
+// per 32 output columns sliding the window histogram right (8 bins per lane), the start of each
+// row moved down by the pixels entering and leaving: the cost per pixel does not depend on the
+// window.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_memory.hpp"
+#include "kernels/cuda/dehaze_cuda.hpp"  // StateOrder
+#include "kernels/image.hpp"
+#include "kernels/params.hpp"
+
+namespace hazefree::cuda {
+
+// he_temporal history of one stream, shared by the lanes.
+struct HeHistory {
+  float channel[3][256];
+  float bits[4096];
+  int has_channel[3];
+  int has_bits;
+};
+void reset_he_history(HeHistory* d_history, cudaStream_t stream);
+
+// One 8-bit plane on the device.
+struct DevicePlaneU8 {
+  std::uint8_t* data = nullptr;
+  int width = 0, height = 0, stride = 0;
+};
+
+// dst = AHE/CLAHE of src (one plane, or three with the same geometry). `limited`: map each
+// code e to 16 + (219 e + 127) / 255. Scratch grows on demand (once per size).
+class AheCuda {
+ public:
+  void apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int planes, const AheParams& params,
+             bool limited, cudaStream_t stream);
+
+ private:
+  DeviceBuffer<std::uint16_t> columns_;
+  int sm_count_ = 0;
+};
+
+// The HE and AHE chains of one lane (scratch planes, histogram, LUTs).
+class CudaEqualizer {
+ public:
+  explicit CudaEqualizer(const ProcessingConfig& config);
+  // d_in / d_out: device frames of the same format and size. `d_history`: the stream's
+  // he_temporal state (HE only).
+  void enqueue(const ImageView& d_in, const ImageView& d_out, HeHistory* d_history,
+               const StateOrder& order, cudaStream_t stream);
+
+ private:
+  void he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels, bool limited,
+          int width, int height, HeHistory* d_history, const StateOrder& order,
+          cudaStream_t stream);
+  void bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
+            const StateOrder& order, cudaStream_t stream);
+
+  ProcessingConfig config_;
+  DeviceBuffer<std::uint8_t> scratch_;   // 6 planes: 3 in, 3 out
+  DeviceBuffer<std::uint32_t> hist_;     // 3 x 256 or 4096 bins, cleared by the LUT builder
+  DeviceBuffer<unsigned> ticket_;        // blocks done, for the last-block LUT build
+  DeviceBuffer<std::uint8_t> lut8_;      // 3 x 256
+  DeviceBuffer<std::uint16_t> lut12_;    // 4096
+  AheCuda ahe_;
+  int sm_count_ = 0;
+};
+
+}  // namespace hazefree::cuda

@@ -1,0 +1,106 @@
+// Device-side pixel access for the frame formats of kernels/image.hpp: reading one pixel as float
+// RGB (the DCP path) or 8-bit RGB (the fixed-point path), with the expressions of
+// kernels/cpu/color_convert.cpp and the constants of kernels/color_rules.hpp.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/color_rules.hpp"
+#include "kernels/image.hpp"
+
+namespace hazefree::cuda {
+
+// Plane pointers and strides of a device frame, passed by value to kernels.
+struct FrameRef {
+  std::uint8_t* p0;
+  std::uint8_t* p1;  // U (or nv12's UV)
+  std::uint8_t* p2;  // V (nv12: UV + 1)
+  int s0, s1;        // strides of plane 0 and of the chroma planes
+  int width, height;
+  int sx, sy;        // chroma shifts
+  int cstep;         // 1 planar, 2 nv12
+  PixelFormat format;
+  bool yuv;          // has chroma planes
+};
+
+inline FrameRef frame_ref(const ImageView& f) {
+  FrameRef r{};
+  r.p0 = f.planes[0].data;
+  r.s0 = f.planes[0].stride;
+  r.width = f.width;
+  r.height = f.height;
+  r.format = f.format;
+  r.cstep = 1;
+  r.yuv = is_yuv(f.format);
+  if (r.yuv) {
+    r.sx = chroma_shift_x(f.format);
+    r.sy = chroma_shift_y(f.format);
+    r.p1 = f.planes[1].data;
+    r.s1 = f.planes[1].stride;
+    if (f.format == PixelFormat::nv12) {
+      r.p2 = f.planes[1].data + 1;
+      r.cstep = 2;
+    } else {
+      r.p2 = f.planes[2].data;
+    }
+  }
+  return r;
+}
+
+__device__ __forceinline__ float clamp01(float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); }
+
+// floor(v + 0.5) clamped to 0..255, as the CPU's round_code.
+__device__ __forceinline__ std::uint8_t round_code(float v) {
+  const float r = floorf(__fadd_rn(v, 0.5f));
+  return static_cast<std::uint8_t>(r < 0.f ? 0.f : (r > 255.f ? 255.f : r));
+}
+
+struct Rgb3f {
+  float r, g, b;
+};
+
+// Float RGB in [0,1] of pixel (x, y). Separate roundings (__fmul_rn/__fadd_rn) where the CPU
+// evaluates a product and a sum apart: no fused multiply-add may change the bits.
+__device__ __forceinline__ Rgb3f load_rgb_f(const FrameRef& f, const color::YuvToRgbF& k, int x,
+                                            int y) {
+  const std::uint8_t* row = f.p0 + static_cast<std::ptrdiff_t>(y) * f.s0;
+  if (f.format == PixelFormat::rgb24) {
+    return {row[3 * x] / 255.f, row[3 * x + 1] / 255.f, row[3 * x + 2] / 255.f};
+  }
+  const float yy = __fmul_rn(static_cast<float>(row[x]) - k.y_offset, k.y_mul);
+  if (f.format == PixelFormat::gray8) {
+    const float v = clamp01(yy);
+    return {v, v, v};
+  }
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(y >> f.sy) * f.s1 + (x >> f.sx) * f.cstep;
+  const float u = static_cast<float>(f.p1[ci] - color::kChromaZero);
+  const float v = static_cast<float>(f.p2[ci] - color::kChromaZero);
+  return {clamp01(__fadd_rn(yy, __fmul_rn(v, k.r_cr))),
+          clamp01(__fadd_rn(__fadd_rn(yy, __fmul_rn(u, k.g_cb)), __fmul_rn(v, k.g_cr))),
+          clamp01(__fadd_rn(yy, __fmul_rn(u, k.b_cb)))};
+}
+
+struct Rgb3u {
+  int r, g, b;
+};
+
+// 8-bit RGB of pixel (x, y), fixed point (bit-exact with frame_to_rgb_u8).
+__device__ __forceinline__ Rgb3u load_rgb_u8(const FrameRef& f, const color::YuvToRgbI& k, int x,
+                                             int y) {
+  const std::uint8_t* row = f.p0 + static_cast<std::ptrdiff_t>(y) * f.s0;
+  if (f.format == PixelFormat::rgb24) return {row[3 * x], row[3 * x + 1], row[3 * x + 2]};
+  if (f.format == PixelFormat::gray8) {
+    const int v = color::clamp_u8(((row[x] - k.y_offset) * k.y_mul + color::kFixedHalf) >>
+                                  color::kFixedBits);
+    return {v, v, v};
+  }
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(y >> f.sy) * f.s1 + (x >> f.sx) * f.cstep;
+  const std::int32_t yy = (row[x] - k.y_offset) * k.y_mul + color::kFixedHalf;
+  const std::int32_t u = f.p1[ci] - color::kChromaZero;
+  const std::int32_t v = f.p2[ci] - color::kChromaZero;
+  return {color::clamp_u8((yy + v * k.r_cr) >> color::kFixedBits),
+          color::clamp_u8((yy + u * k.g_cb + v * k.g_cr) >> color::kFixedBits),
+          color::clamp_u8((yy + u * k.b_cb) >> color::kFixedBits)};
+}
+
+}  // namespace hazefree::cuda
