@@ -3,17 +3,13 @@
 // float histogram), the he_temporal recurrence, the CLAHE clip and redistribution rule, the AHE
 // output rule, the limited-range mapping, reflect-101 indexing and OpenCV's integer RGB <-> grey /
 // YCrCb formulas. Header-only so the CUDA kernels can include it: under nvcc every function is
-// __host__ __device__.
+// __host__ __device__ (HAZEFREE_HD).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define HAZEFREE_HD __host__ __device__
-#else
-#define HAZEFREE_HD
-#endif
+#include "kernels/host_device.hpp"
 
 namespace hazefree::equalize_rules {
 
