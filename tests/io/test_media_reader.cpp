@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "io/media_reader.hpp"
@@ -210,4 +212,26 @@ TEST_CASE("reader interrupt() ends reading") {
   int items = 0;
   while (reader.read() != io::MediaReader::Item::end && items < 1000) ++items;
   CHECK(items < 5);  // at most what was already buffered before the first picture
+}
+
+TEST_CASE("reader survives a damaged stream") {
+  const std::string dir = temp_dir("io_reader_damaged");
+  const std::string path = dir + "/damaged.mp4";
+  std::filesystem::copy_file(sample_path("hazy-street.mp4"), path);
+  {
+    // Overwrite some of the coded pictures in the middle of the file with noise.
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    const auto size = static_cast<std::streamoff>(std::filesystem::file_size(path));
+    for (std::streamoff at = size / 3; at < size / 3 + 20000; at += 97) {
+      file.seekp(at);
+      file.put(static_cast<char>((at * 131) & 0xff));
+    }
+  }
+  io::MediaReader reader(input(path));
+  int frames = 0;
+  while (reader.read() != io::MediaReader::Item::end) {
+    if (reader.frame().view.width == 768) ++frames;
+  }
+  CHECK(frames >= 90);  // damaged pictures are concealed or skipped, never fatal
+  MESSAGE("decode errors: " << reader.decode_errors());
 }

@@ -225,3 +225,50 @@ TEST_CASE("frames of another size than announced are refused") {
   wrong.width = 100;
   CHECK_THROWS_AS(writer.write_frame(wrong, 0, 1), io::IoError);
 }
+
+TEST_CASE("rawvideo output holds exactly the pictures") {
+  const std::string dir = temp_dir("io_writer_raw");
+  const std::string input = dir + "/in.y4m";
+  test::write_y4m(input, 20, 10, 4);
+  const std::string path = dir + "/out.yuv";
+  CHECK(test::copy_through(input, output(path)) == 4);
+  CHECK(fs::file_size(path) == 4u * (20 * 10 + 2 * 10 * 5));
+  io::InputOptions raw;
+  raw.url = path;
+  raw.format = "rawvideo";
+  raw.format_options = {{"video_size", "20x10"}, {"pixel_format", "yuv420p"}};
+  io::MediaReader reader(raw);
+  const test::Probe original = test::probe(input, 4);
+  int frames = 0;
+  while (reader.read() == io::MediaReader::Item::video_frame) {
+    CHECK(test::tight_pixels(reader.frame().view) == original.pixels[frames]);
+    ++frames;
+  }
+  CHECK(frames == 4);
+}
+
+TEST_CASE("mp4 output keeps the input time base") {
+  const std::string dir = temp_dir("io_writer_time_base");
+  const std::string path = dir + "/out.mp4";
+  CHECK(test::copy_through(sample_path("hazy-street.mp4"), output(path), 10) == 10);
+  const test::Probe copy = test::probe(path);
+  CHECK(copy.info.time_base.num == 1);
+  CHECK(copy.info.time_base.den == 12800);
+  CHECK(copy.frames == 10);
+}
+
+TEST_CASE("a hardware encoder that cannot open says so") {
+  if (!avcodec_find_encoder_by_name("h264_nvenc")) return;  // FFmpeg built without NVENC
+  const std::string dir = temp_dir("io_writer_nvenc");
+  io::OutputOptions options = output(dir + "/out.mp4");
+  options.encoder = "h264_nvenc";
+  try {
+    const std::int64_t frames = test::copy_through(sample_path("hazy-street.mp4"), options, 5);
+    CHECK(frames == 5);  // a GPU with NVENC
+  } catch (const io::IoError& error) {
+    const std::string message = error.what();
+    CAPTURE(message);
+    CHECK(message.rfind(options.url + ": h264_nvenc: ", 0) == 0);
+    CHECK(message.find("NVENC") != std::string::npos);
+  }
+}
