@@ -294,7 +294,7 @@ int bench_main(int argc, char** argv) {
   app.add_option("-b,--backend", backend, "all | cpu | cuda | auto (default all: CPU sequential, CPU OpenMP, CUDA)");
   app.add_option("--threads", threads, "OpenMP threads of the CPU backend (0 = all cores)");
   app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
-  app.add_option("--set", sets, "override one configuration key: key=value");
+  app.add_option("--set", sets, "override one configuration key: key=value")->allow_extra_args(false);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");
   app.add_flag("--seed-tables", seed_tables,

@@ -326,7 +326,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   app.add_option("--clip", clip, "CLAHE clip limit, OpenCV units; 0 = plain AHE (default 0)");
   app.add_option("-b,--backend", backend, "auto | cuda | cpu (default auto)");
   app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
-  app.add_option("--set", sets, "override one configuration key: key=value (repeatable)");
+  app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
   app.add_option("-f,--format", format, "force the output container (y4m on a pipe by default)");
   app.add_option("--input-format", input_format, "force the input format (e.g. v4l2, rawvideo with --set input.size=WxH)");
   app.add_option("--encoder", encoder, "video encoder (default libx264)");
