@@ -47,6 +47,10 @@ class CpuProcessor final : public FrameProcessor {
     return dehazer_ ? dehazer_->atmospheric_light() : std::array<float, 3>{0.f, 0.f, 0.f};
   }
 
+  std::vector<StageTime> stage_times() const override {
+    return dehazer_ ? dehazer_->stage_times() : std::vector<StageTime>{};
+  }
+
  private:
   ProcessingConfig config_;
   int threads_;
