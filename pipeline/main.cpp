@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "io/media_reader.hpp"
+#include "io/logging.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -51,6 +51,9 @@ int run_main(int argc, char** argv) {
   }
 
   install_signal_handlers();
+  hazefree::io::set_ffmpeg_log_level(options.quiet     ? hazefree::io::LogLevel::quiet
+                                     : options.verbose ? hazefree::io::LogLevel::verbose
+                                                       : hazefree::io::LogLevel::normal);
   try {
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {

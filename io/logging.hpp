@@ -1,0 +1,11 @@
+// How much FFmpeg's own libraries print on stderr.
+#pragma once
+
+namespace hazefree::io {
+
+enum class LogLevel { quiet, normal, verbose };
+
+// quiet: errors only; normal: warnings and errors; verbose: FFmpeg's informational messages too.
+void set_ffmpeg_log_level(LogLevel level);
+
+}  // namespace hazefree::io
