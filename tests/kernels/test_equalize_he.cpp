@@ -358,3 +358,31 @@ TEST_CASE("he: output geometry must match the input") {
   cpu::HistogramEqualizer he({}, ColorMode::luma, 1);
   CHECK_THROWS_AS(he.process(in.view(), out.view()), std::invalid_argument);
 }
+
+TEST_CASE("he: the ROI applies to each channel in rgb mode and to the BITS histogram") {
+  const Image in = smooth_frame(PixelFormat::rgb24, 48, 36, 600);
+  HeParams params;
+  params.roi = Roi{8, 4, 20, 12};
+  const Image out = run_he(in.view(), ColorMode::rgb, 2, params);
+  for (int c = 0; c < 3; ++c) {
+    const oracle::Grey ch = channel_of(in.view(), 0, c);
+    const oracle::Grey expected = apply_lut(ch, oracle::he_lut(oracle::histogram(ch, 8, 4, 28, 16), 255));
+    CHECK(count_differences(expected, channel_of(out.view(), 0, c), "rgb roi") == 0);
+    CHECK(!same(expected, oracle::he(ch)));
+  }
+  const Image bits = run_he(in.view(), ColorMode::rgb_bits, 2, params);
+  std::vector<std::uint32_t> hist(4096, 0);
+  const oracle::Grey r = channel_of(in.view(), 0, 0), g = channel_of(in.view(), 0, 1), b = channel_of(in.view(), 0, 2);
+  for (int y = 4; y < 16; ++y)
+    for (int x = 8; x < 28; ++x) ++hist[(r.at(x, y) >> 4) * 256 + (g.at(x, y) >> 4) * 16 + (b.at(x, y) >> 4)];
+  const std::vector<int> lut = oracle::he_lut(hist, 4095);
+  int bad = 0;
+  for (int y = 0; y < 36; ++y)
+    for (int x = 0; x < 48; ++x) {
+      const int k = lut[(r.at(x, y) >> 4) * 256 + (g.at(x, y) >> 4) * 16 + (b.at(x, y) >> 4)];
+      const std::uint8_t* d = bits.view().planes[0].data + y * bits.view().planes[0].stride + 3 * x;
+      bad += d[0] != (k / 256) * 16 + r.at(x, y) % 16 || d[1] != ((k / 16) % 16) * 16 + g.at(x, y) % 16 ||
+             d[2] != (k % 16) * 16 + b.at(x, y) % 16;
+    }
+  CHECK(bad == 0);
+}
