@@ -26,24 +26,42 @@ __device__ __forceinline__ float* plane_row(const DevicePlaneF& p, int y) {
 
 // ---- per-pixel kernels ----------------------------------------------------------------------
 
-__global__ void grey_and_channel_min_kernel(FrameRef f, color::YuvToRgbF k, DevicePlaneF grey,
-                                            DevicePlaneF channel_min) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= f.width || y >= f.height) return;
-  const Rgb3f c = load_rgb_f(f, k, x, y);
-  plane_row(grey, y)[x] = dcp::grey(c.r, c.g, c.b);
-  plane_row(channel_min, y)[x] = dcp::min3(c.r, c.g, c.b);
-}
+// 32x32 pixel tiles, 32x8 threads: the grey guide is written as is, the channel minimum through
+// a padded shared tile transposed (height x width), ready for the row pass of the min filter.
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;
 
-__global__ void normalised_channel_min_kernel(FrameRef f, color::YuvToRgbF k,
-                                              const AtmosphereState* state, DevicePlaneF out) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= f.width || y >= f.height) return;
-  const float a0 = state->value[0], a1 = state->value[1], a2 = state->value[2];
-  const Rgb3f c = load_rgb_f(f, k, x, y);
-  plane_row(out, y)[x] = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
+template <bool kNormalised>
+__global__ void channel_min_transposed_kernel(FrameRef f, color::YuvToRgbF k,
+                                              const AtmosphereState* state, DevicePlaneF grey,
+                                              DevicePlaneF minimum_t) {
+  __shared__ float s_tile[kTile][kTile + 1];
+  const int x = blockIdx.x * kTile + threadIdx.x;
+  const int y0 = blockIdx.y * kTile;
+  float a0 = 1.f, a1 = 1.f, a2 = 1.f;
+  if (kNormalised) {
+    a0 = state->value[0];
+    a1 = state->value[1];
+    a2 = state->value[2];
+  }
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const int y = y0 + j;
+    if (x < f.width && y < f.height) {
+      const Rgb3f c = load_rgb_f(f, k, x, y);
+      if (kNormalised) {
+        s_tile[j][threadIdx.x] = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
+      } else {
+        plane_row(grey, y)[x] = dcp::grey(c.r, c.g, c.b);
+        s_tile[j][threadIdx.x] = dcp::min3(c.r, c.g, c.b);
+      }
+    }
+  }
+  __syncthreads();
+  const int ox = y0 + threadIdx.x;  // column of the transposed plane = image row
+  for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+    const int oy = blockIdx.x * kTile + j;  // row of the transposed plane = image column
+    if (ox < f.height && oy < f.width) plane_row(minimum_t, oy)[ox] = s_tile[threadIdx.x][j];
+  }
 }
 
 __global__ void frame_to_rgb_f32_kernel(FrameRef f, color::YuvToRgbF k, DevicePlaneF r,
@@ -101,9 +119,6 @@ __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, Devic
 }
 
 // ---- min filter -----------------------------------------------------------------------------
-
-constexpr int kTile = 32;
-constexpr int kTileRows = 8;
 
 // out (height x width) = transpose of in (width x height). 32x33 shared tile: the padding
 // column keeps the column reads of the tile free of bank conflicts.
@@ -224,6 +239,7 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
 }
 
 constexpr int kSelectThreads = 1024;
+constexpr int kSharedKeys = 8192;  // 64 KB of dynamic shared memory
 
 // The ranking key of a block without its index: dark then grey, both >= 0, so their IEEE bits
 // order like the values (-0 folded to +0 first).
@@ -250,7 +266,14 @@ __global__ void __launch_bounds__(kSelectThreads)
     typename Scan::TempStorage scan;
     typename Reduce::TempStorage reduce;
   } s_temp;
+  // The keys sit in shared memory when they fit (kSharedKeys: 2040 blocks at 1080p, 8160 at
+  // 4K); beyond that each pass reads them from the block list again.
+  extern __shared__ unsigned long long s_keys[];
+  const bool cached = count <= kSharedKeys;
   const int tid = threadIdx.x;
+  if (cached)
+    for (int i = tid; i < count; i += blockDim.x) s_keys[i] = block_key(blocks[i]);
+  auto key_of = [&](int i) { return cached ? s_keys[i] : block_key(blocks[i]); };
   if (tid == 0) {
     s_prefix = 0;
     s_remaining = static_cast<unsigned>(used);
@@ -262,7 +285,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     __syncthreads();
     const unsigned long long prefix = s_prefix;
     for (int i = tid; i < count; i += blockDim.x) {
-      const unsigned long long key = block_key(blocks[i]);
+      const unsigned long long key = key_of(i);
       if ((key & mask) == prefix) atomicAdd(&s_hist[(key >> shift) & 255], 1u);
     }
     __syncthreads();
@@ -284,6 +307,7 @@ __global__ void __launch_bounds__(kSelectThreads)
       above -= lane_sum;  // exclusive
       const unsigned remaining = s_remaining;
       const unsigned hit = __ballot_sync(0xffffffffu, above < remaining && remaining <= above + lane_sum);
+      __syncwarp();  // every lane has read s_remaining before one lane rewrites it
       if (tid == __ffs(hit) - 1) {
         unsigned before = above;
         for (int j = 0; j < 8; ++j) {
@@ -307,14 +331,14 @@ __global__ void __launch_bounds__(kSelectThreads)
   const int per = (count + kSelectThreads - 1) / kSelectThreads;
   const int first = tid * per, last = min(count, first + per);
   int equal = 0;
-  for (int i = first; i < last; ++i) equal += block_key(blocks[i]) == threshold;
+  for (int i = first; i < last; ++i) equal += key_of(i) == threshold;
   int equal_before = 0;
   Scan(s_temp.scan).ExclusiveSum(equal, equal_before);
   __syncthreads();
   double sum[3] = {0.0, 0.0, 0.0};
   for (int i = first; i < last; ++i) {
     const float4 b = blocks[i];
-    const unsigned long long key = block_key(b);
+    const unsigned long long key = key_of(i);
     bool take = key > threshold;
     if (key == threshold) take = equal_before++ < take_equal;
     if (take) {
@@ -363,10 +387,14 @@ __global__ void __launch_bounds__(kSelectThreads)
 constexpr int kRowThreads = 256;
 constexpr int kMaxSources = 4;
 
+// Box-filter sources over at most two input planes: source c is in[first[c]], times
+// in[second[c]] (in double) when second[c] >= 0.
 struct BoxSources {
-  const float* a[kMaxSources];
-  const float* b[kMaxSources];  // null: the source is a alone, else a * b (in double)
-  float* out[kMaxSources];      // horizontal window sums
+  const float* in[2];
+  int inputs;
+  int first[kMaxSources];
+  int second[kMaxSources];
+  float* out[kMaxSources];  // horizontal window sums
   int count;
 };
 
@@ -387,8 +415,8 @@ __global__ void __launch_bounds__(kRowThreads)
       const int x = x0 + threadIdx.x;
       double v = 0.0;
       if (x < width) {
-        v = src.a[c][row + x];
-        if (src.b[c]) v *= static_cast<double>(src.b[c][row + x]);
+        v = src.in[src.first[c]][row + x];
+        if (src.second[c] >= 0) v *= static_cast<double>(src.in[src.second[c]][row + x]);
       }
       double inclusive, chunk_total;
       Scan(s_scan).InclusiveSum(v, inclusive, chunk_total);
@@ -400,6 +428,48 @@ __global__ void __launch_bounds__(kRowThreads)
     for (int x = threadIdx.x; x < width; x += kRowThreads) {
       const int hi = min(width, x + radius + 1), lo = max(0, x - radius);
       src.out[c][row + x] = static_cast<float>(prefix[hi] - prefix[lo]);
+    }
+    __syncthreads();
+  }
+}
+
+// Radii up to kFastRowRadius: one block per (row, tile of kRowTile outputs). The tile's inputs
+// [x0 - r, x0 + kRowTile + r) (zero outside the image, which clips the window) are prefix-summed
+// in double by one block scan per source and the window sums read as differences: the cost per
+// output does not depend on r, and the double sums start at the tile, not at the row's start.
+constexpr int kRowTile = 1024;
+constexpr int kFastRowRadius = 256;
+constexpr int kRowItems = (kRowTile + 2 * kFastRowRadius + 1 + kRowThreads - 1) / kRowThreads;
+
+__global__ void __launch_bounds__(kRowThreads)
+    box_rows_tile_kernel(BoxSources src, int width, int stride, int radius) {
+  using Scan = cub::BlockScan<double, kRowThreads>;
+  __shared__ typename Scan::TempStorage s_scan;
+  __shared__ double s_prefix[kRowItems * kRowThreads];
+  const int y = blockIdx.y;
+  const int x0 = blockIdx.x * kRowTile;
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * stride;
+  // Region index i holds the input at x = x0 - r - 1 + i (i = 0 is the empty prefix).
+  const int first = threadIdx.x * kRowItems;
+  float a[2][kRowItems];
+  for (int i = 0; i < src.inputs; ++i)
+    for (int k = 0; k < kRowItems; ++k) {
+      const int x = x0 - radius - 1 + first + k;
+      a[i][k] = (first + k > 0 && x >= 0 && x < width) ? src.in[i][row + x] : 0.f;
+    }
+  for (int c = 0; c < src.count; ++c) {
+    double v[kRowItems];
+    const int f = src.first[c], g = src.second[c];
+    for (int k = 0; k < kRowItems; ++k) {
+      v[k] = a[f][k];
+      if (g >= 0) v[k] *= static_cast<double>(a[g][k]);
+    }
+    Scan(s_scan).InclusiveSum(v, v);
+    for (int k = 0; k < kRowItems; ++k) s_prefix[first + k] = v[k];
+    __syncthreads();
+    for (int j = threadIdx.x; j < kRowTile; j += kRowThreads) {
+      const int x = x0 + j;
+      if (x < width) src.out[c][row + x] = static_cast<float>(s_prefix[j + 2 * radius + 1] - s_prefix[j]);
     }
     __syncthreads();
   }
@@ -509,6 +579,18 @@ __global__ void upsample_kernel(DevicePlaneF ma, DevicePlaneF mb, int s, DeviceP
   plane_row(out, y)[x] = a * plane_row(guide, y)[x] + b;
 }
 
+void launch_box_rows(const BoxSources& sources, int width, int height, int stride, int radius,
+                     double* prefix, cudaStream_t stream) {
+  if (radius <= kFastRowRadius) {
+    box_rows_tile_kernel<<<dim3(div_up(width, kRowTile), height), kRowThreads, 0, stream>>>(
+        sources, width, stride, radius);
+    HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_tile_kernel");
+  } else {
+    box_rows_kernel<<<height, kRowThreads, 0, stream>>>(sources, width, stride, radius, prefix);
+    HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
+  }
+}
+
 dim3 pixel_grid(int width, int height, dim3 block) {
   return dim3(div_up(width, block.x), div_up(height, block.y));
 }
@@ -519,20 +601,23 @@ const dim3 kPixelBlock(32, 8);
 
 // ---- launchers and operators ------------------------------------------------------------------
 
-void launch_grey_and_channel_min(const ImageView& d_frame, const DevicePlaneF& grey,
-                                 const DevicePlaneF& channel_min, cudaStream_t stream) {
+void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const DevicePlaneF& grey,
+                                            const DevicePlaneF& channel_min_t, cudaStream_t stream) {
   const FrameRef f = frame_ref(d_frame);
-  grey_and_channel_min_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), grey, channel_min);
-  HAZEFREE_CUDA_CHECK_LAUNCH("grey_and_channel_min_kernel");
+  channel_min_transposed_kernel<false><<<dim3(div_up(f.width, kTile), div_up(f.height, kTile)),
+                                         dim3(kTile, kTileRows), 0, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), nullptr, grey, channel_min_t);
+  HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<grey>");
 }
 
-void launch_normalised_channel_min(const ImageView& d_frame, const AtmosphereState* d_state,
-                                   const DevicePlaneF& out, cudaStream_t stream) {
+void launch_normalised_channel_min_transposed(const ImageView& d_frame,
+                                              const AtmosphereState* d_state,
+                                              const DevicePlaneF& out_t, cudaStream_t stream) {
   const FrameRef f = frame_ref(d_frame);
-  normalised_channel_min_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, out);
-  HAZEFREE_CUDA_CHECK_LAUNCH("normalised_channel_min_kernel");
+  channel_min_transposed_kernel<true><<<dim3(div_up(f.width, kTile), div_up(f.height, kTile)),
+                                        dim3(kTile, kTileRows), 0, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, DevicePlaneF{}, out_t);
+  HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<normalised>");
 }
 
 void launch_frame_to_rgb_f32(const ImageView& d_frame, const DevicePlaneF& r,
@@ -563,21 +648,31 @@ void MinFilterCuda::apply(const DevicePlaneF& src, const DevicePlaneF& dst, int 
   const int w = src.width, h = src.height;
   if (w <= 0 || h <= 0 || dst.width != w || dst.height != h)
     throw std::invalid_argument("min filter: source and destination sizes differ");
+  const DevicePlaneF t{nullptr, h, w, float_stride(h)};
+  input_t_.reserve(static_cast<std::size_t>(t.stride) * w);
+  const DevicePlaneF src_t{input_t_.get(), h, w, t.stride};
+  launch_transpose(src.data, src.stride, w, h, src_t.data, src_t.stride, stream);
+  apply_transposed(src_t, dst, radius, stream, omega);
+}
+
+void MinFilterCuda::apply_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst,
+                                     int radius, cudaStream_t stream, float omega) {
+  const int w = dst.width, h = dst.height;
+  if (w <= 0 || h <= 0 || src_t.width != h || src_t.height != w)
+    throw std::invalid_argument("min filter: the transposed source does not match the destination");
   if (radius < 0) throw std::invalid_argument("min filter: negative radius");
   const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
   const int tstride = float_stride(h);
   const int nstride = float_stride(w);
-  // a: transposed input, then the row-filtered plane back in normal layout; b: transposed
-  // row-filtered plane. The column pass never runs in place (its blocks read their neighbours).
-  transposed_a_.reserve(std::max(static_cast<std::size_t>(tstride) * w,
-                                 static_cast<std::size_t>(nstride) * h));
-  transposed_b_.reserve(static_cast<std::size_t>(tstride) * w);
+  // a: the row-filtered plane transposed, b: back in normal layout. The column pass never runs
+  // in place (its threads read their neighbours' rows).
+  transposed_a_.reserve(static_cast<std::size_t>(tstride) * w);
+  transposed_b_.reserve(static_cast<std::size_t>(nstride) * h);
   float* a = transposed_a_.get();
   float* b = transposed_b_.get();
-  launch_transpose(src.data, src.stride, w, h, a, tstride, stream);
-  launch_column_min(a, tstride, h, w, rx, b, tstride, 0.f, stream);
-  launch_transpose(b, tstride, h, w, a, nstride, stream);
-  launch_column_min(a, nstride, w, h, ry, dst.data, dst.stride, omega, stream);
+  launch_column_min(src_t.data, src_t.stride, h, w, rx, a, tstride, 0.f, stream);
+  launch_transpose(a, tstride, h, w, b, nstride, stream);
+  launch_column_min(b, nstride, w, h, ry, dst.data, dst.stride, omega, stream);
 }
 
 AtmosphereCuda::AtmosphereCuda() : frame_state_(1) {}
@@ -598,7 +693,14 @@ void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DeviceP
   HAZEFREE_CUDA_CHECK_LAUNCH("block_max_kernel");
   if (order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
   const int used = dcp::atmosphere_top_count(count, params.a_top_fraction);
-  atmosphere_select_kernel<<<1, kSelectThreads, 0, stream>>>(
+  const std::size_t shared = count <= kSharedKeys ? count * sizeof(unsigned long long) : 0;
+  if (shared > 48 * 1024 && !select_attribute_set_) {
+    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(atmosphere_select_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(kSharedKeys * sizeof(unsigned long long))));
+    select_attribute_set_ = true;
+  }
+  atmosphere_select_kernel<<<1, kSelectThreads, shared, stream>>>(
       blocks_.get(), count, used, frame_ref(d_frame),
       color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), params.a_smoothing, params.a_max_step,
       params.a_scene_cut, d_tracker, frame_state_.get());
@@ -621,15 +723,12 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   float* ma = b + plane;
   float* mb = ma + plane;
   // Every plane here (inputs included) has stride st.
-  BoxSources first{{guide.data, input.data, guide.data, guide.data},
-                   {nullptr, nullptr, guide.data, input.data},
-                   {hs, hs + plane, hs + 2 * plane, hs + 3 * plane},
-                   4};
-  box_rows_kernel<<<h, kRowThreads, 0, stream>>>(first, w, st, rx, prefix_.get());
-  HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
+  const BoxSources first{{guide.data, input.data}, 2, {0, 1, 0, 0}, {-1, -1, 0, 1},
+                         {hs, hs + plane, hs + 2 * plane, hs + 3 * plane}, 4};
+  launch_box_rows(first, w, h, st, rx, prefix_.get(), stream);
 
   // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
-  const int chunk = std::max(32, 2 * ry);
+  const int chunk = std::max(32, ry);
   const dim3 block(64, 2);
   const dim3 grid(div_up(w, 64), div_up(div_up(h, chunk), 2));
   ColumnArgs args{};
@@ -648,10 +747,8 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   box_columns_kernel<ColumnOutput::coefficients><<<grid, block, 0, stream>>>(args);
   HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<coefficients>");
 
-  BoxSources second{{a, b, nullptr, nullptr}, {nullptr, nullptr, nullptr, nullptr},
-                    {hs, hs + plane, nullptr, nullptr}, 2};
-  box_rows_kernel<<<h, kRowThreads, 0, stream>>>(second, w, st, rx, prefix_.get());
-  HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
+  const BoxSources second{{a, b}, 2, {0, 1, 0, 0}, {-1, -1, -1, -1}, {hs, hs + plane, nullptr, nullptr}, 2};
+  launch_box_rows(second, w, h, st, rx, prefix_.get(), stream);
   args.count = 2;
   args.out0 = ma;
   args.out1 = mb;
@@ -731,6 +828,7 @@ void CudaDehazer::ensure(int width, int height) {
   height_ = height;
   stride_ = float_stride(width);
   planes_.reserve(static_cast<std::size_t>(stride_) * height * 3);
+  transposed_.reserve(static_cast<std::size_t>(float_stride(height)) * width);
 }
 
 void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
@@ -745,16 +843,17 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   const DevicePlaneF grey{planes_.get(), w, h, stride_};
   const DevicePlaneF work{planes_.get() + plane, w, h, stride_};
   const DevicePlaneF dark{planes_.get() + 2 * plane, w, h, stride_};
+  const DevicePlaneF work_t{transposed_.get(), h, w, float_stride(h)};
 
   mark(0, stream);
-  launch_grey_and_channel_min(d_in, grey, work, stream);
+  launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
   mark(1, stream);
-  min_filter_.apply(work, dark, params_.patch_radius, stream);
+  min_filter_.apply_transposed(work_t, dark, params_.patch_radius, stream);
   mark(2, stream);
   atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
   mark(3, stream);
-  launch_normalised_channel_min(d_in, atmosphere_.frame_state(), work, stream);
-  min_filter_.apply(work, work, params_.patch_radius, stream, params_.omega);
+  launch_normalised_channel_min_transposed(d_in, atmosphere_.frame_state(), work_t, stream);
+  min_filter_.apply_transposed(work_t, work, params_.patch_radius, stream, params_.omega);
   mark(4, stream);
   guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);
   mark(5, stream);

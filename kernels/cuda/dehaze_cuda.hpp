@@ -34,9 +34,10 @@ struct DevicePlaneF {
 // Padded row stride (floats) used for the chain's planes.
 inline int float_stride(int width) { return (width + 31) / 32 * 32; }
 
-// Step 1 and the input of step 2: grey guide and per-pixel channel minimum, from the frame.
-void launch_grey_and_channel_min(const ImageView& d_frame, const DevicePlaneF& grey,
-                                 const DevicePlaneF& channel_min, cudaStream_t stream);
+// Step 1 and the input of step 2: grey guide and per-pixel channel minimum, from the frame; the
+// minimum is written transposed (height x width plane), as the min filter's row pass takes it.
+void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const DevicePlaneF& grey,
+                                            const DevicePlaneF& channel_min_t, cudaStream_t stream);
 
 // Step 2 (and step 5's filter): exact running minimum over the (2r+1)^2 window clipped at the
 // borders. Rows through a padded shared-memory transpose and the coalesced column kernel.
@@ -46,9 +47,13 @@ class MinFilterCuda {
   // transmission 1 - omega * min (step 5 fused).
   void apply(const DevicePlaneF& src, const DevicePlaneF& dst, int radius, cudaStream_t stream,
              float omega = 0.f);
+  // The same with the source given transposed (src_t: dst.height wide, dst.width tall), as the
+  // chain's per-pixel kernels write it: one transpose fewer.
+  void apply_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius,
+                        cudaStream_t stream, float omega = 0.f);
 
  private:
-  DeviceBuffer<float> transposed_a_, transposed_b_;
+  DeviceBuffer<float> input_t_, transposed_a_, transposed_b_;
 };
 
 // Step 3 and 4 on the device: 32x32 block maxima, ranking, A^ as the double mean over the top
@@ -86,6 +91,7 @@ class AtmosphereCuda {
  private:
   DeviceBuffer<AtmosphereState> frame_state_;
   DeviceBuffer<float4> blocks_;  // dark, grey, x, y (as int bits)
+  bool select_attribute_set_ = false;
 };
 
 // Forgets the tracker's A (a new stream), on `stream`.
@@ -108,9 +114,11 @@ class GuidedFilterCuda {
   DeviceBuffer<float> small_;        // subsampled guide and input
 };
 
-// The raw-transmission input of step 5: min_c(I_c / A_c) with A read from device memory.
-void launch_normalised_channel_min(const ImageView& d_frame, const AtmosphereState* d_state,
-                                   const DevicePlaneF& out, cudaStream_t stream);
+// The raw-transmission input of step 5: min_c(I_c / A_c) with A read from device memory,
+// written transposed like launch_grey_and_channel_min_transposed.
+void launch_normalised_channel_min_transposed(const ImageView& d_frame,
+                                              const AtmosphereState* d_state,
+                                              const DevicePlaneF& out_t, cudaStream_t stream);
 
 // Steps 7 to 9 and the conversion back to the frame's format.
 void launch_recover_to_frame(const ImageView& d_in, const DevicePlaneF& transmission,
@@ -139,7 +147,8 @@ class CudaDehazer {
   void ensure(int width, int height);
   DcpParams params_;
   int width_ = 0, height_ = 0, stride_ = 0;
-  DeviceBuffer<float> planes_;  // grey, work, dark
+  DeviceBuffer<float> planes_;      // grey, work, dark
+  DeviceBuffer<float> transposed_;  // the per-pixel minimum, transposed
   MinFilterCuda min_filter_;
   AtmosphereCuda atmosphere_;
   GuidedFilterCuda guided_;

@@ -206,21 +206,36 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   for (int i = threadIdx.x; i < bins; i += kHeThreads) s_hist[i] = 0;
   __syncthreads();
   const int copy = (threadIdx.x / 32) % kHeCopies;
-  const int rw = a.x1 - a.x0, groups_per_row = div_up(rw, 4);
+  // Groups of 16 pixels: one 16-byte load per plane where the group is whole and aligned.
+  const int rw = a.x1 - a.x0, groups_per_row = div_up(rw, 16);
   const long long groups = static_cast<long long>(a.y1 - a.y0) * groups_per_row;
   for (long long g = blockIdx.x * static_cast<long long>(kHeThreads) + threadIdx.x; g < groups;
        g += static_cast<long long>(gridDim.x) * kHeThreads) {
     const int y = a.y0 + static_cast<int>(g / groups_per_row);
-    const int x = a.x0 + 4 * static_cast<int>(g % groups_per_row);
-    const int end = min(a.x1, x + 4);
+    const int x = a.x0 + 16 * static_cast<int>(g % groups_per_row);
+    const int end = min(a.x1, x + 16);
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * a.stride;
+    const int planes = a.bits ? 3 : a.channels;
+    std::uint8_t v[3][16];
+    const bool whole = end - x == 16;
+    for (int c = 0; c < planes; ++c) {
+      const std::uint8_t* p = a.src[c] + o + x;
+      if (whole && (reinterpret_cast<std::uintptr_t>(p) & 15) == 0) {
+        const uint4 q = *reinterpret_cast<const uint4*>(p);
+        const unsigned words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int k = 0; k < 16; ++k) v[c][k] = static_cast<std::uint8_t>(words[k / 4] >> (8 * (k % 4)));
+      } else {
+        for (int k = 0; k < 16; ++k) v[c][k] = x + k < end ? p[k] : 0;
+      }
+    }
+    const int n = end - x;
     if (a.bits) {
-      for (int xx = x; xx < end; ++xx)
-        atomicAdd(&s_hist[rules::bits_index(a.src[0][o + xx], a.src[1][o + xx], a.src[2][o + xx])], 1u);
+      for (int k = 0; k < n; ++k) atomicAdd(&s_hist[rules::bits_index(v[0][k], v[1][k], v[2][k])], 1u);
     } else {
       for (int c = 0; c < a.channels; ++c) {
         std::uint32_t* hc = s_hist + (c * kHeCopies + copy) * 256;
-        for (int xx = x; xx < end; ++xx) atomicAdd(&hc[a.src[c][o + xx]], 1u);
+        for (int k = 0; k < n; ++k) atomicAdd(&hc[v[c][k]], 1u);
       }
     }
   }
@@ -295,31 +310,47 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   if (threadIdx.x == 0) *a.ticket = 0;
 }
 
-// dst[c] = lut[c][src[c]], four pixels per thread.
-__global__ void he_apply_kernel(const std::uint8_t* s0, const std::uint8_t* s1,
-                                const std::uint8_t* s2, int src_stride, std::uint8_t* d0,
-                                std::uint8_t* d1, std::uint8_t* d2, int dst_stride, int channels,
-                                int width, int height, const std::uint8_t* lut) {
+// Up to three planes per launch (blockIdx.z): a LUT map, a copy, or a fill with 128 (the
+// chroma of the luma / grey modes rides along instead of separate copies).
+constexpr int kJobLut = 0, kJobCopy = 1, kJobFill = 2;
+using ApplyJob = HePlaneJob;
+struct ApplyJobs {
+  ApplyJob job[3];
+};
+
+// Sixteen bytes per thread.
+__global__ void he_apply_kernel(ApplyJobs jobs, const std::uint8_t* lut, int luts) {
   __shared__ std::uint8_t s_lut[3 * 256];
-  for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < channels * 256; i += blockDim.x * blockDim.y)
+  for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < luts * 256; i += blockDim.x * blockDim.y)
     s_lut[i] = lut[i];
   __syncthreads();
-  const int x = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const ApplyJob& j = jobs.job[blockIdx.z];
+  const int x = 16 * (blockIdx.x * blockDim.x + threadIdx.x);
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= width || y >= height) return;
-  const std::uint8_t* src[3] = {s0, s1, s2};
-  std::uint8_t* dst[3] = {d0, d1, d2};
-  for (int c = 0; c < channels; ++c) {
-    const std::uint8_t* s = src[c] + static_cast<std::ptrdiff_t>(y) * src_stride + x;
-    std::uint8_t* d = dst[c] + static_cast<std::ptrdiff_t>(y) * dst_stride + x;
-    const std::uint8_t* l = s_lut + 256 * c;
-    if (x + 4 <= width && (reinterpret_cast<std::uintptr_t>(s) & 3) == 0 &&
-        (reinterpret_cast<std::uintptr_t>(d) & 3) == 0) {
-      const uchar4 v = *reinterpret_cast<const uchar4*>(s);
-      *reinterpret_cast<uchar4*>(d) = make_uchar4(l[v.x], l[v.y], l[v.z], l[v.w]);
-    } else {
-      for (int k = 0; k < 4 && x + k < width; ++k) d[k] = l[s[k]];
+  if (x >= j.row_bytes || y >= j.height) return;
+  std::uint8_t* d = j.dst + static_cast<std::ptrdiff_t>(y) * j.dst_stride + x;
+  if (j.kind == kJobFill) {
+    for (int k = 0; k < 16 && x + k < j.row_bytes; ++k) d[k] = 128;
+    return;
+  }
+  const std::uint8_t* s = j.src + static_cast<std::ptrdiff_t>(y) * j.src_stride + x;
+  const std::uint8_t* l = s_lut + 256 * j.lut;
+  const bool vector = x + 16 <= j.row_bytes && (reinterpret_cast<std::uintptr_t>(s) & 15) == 0 &&
+                      (reinterpret_cast<std::uintptr_t>(d) & 15) == 0;
+  if (vector) {
+    uint4 q = *reinterpret_cast<const uint4*>(s);
+    if (j.kind == kJobLut) {
+      unsigned* w = &q.x;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const unsigned v = w[k];
+        w[k] = l[v & 255] | (l[(v >> 8) & 255] << 8) | (l[(v >> 16) & 255] << 16) |
+               (static_cast<unsigned>(l[v >> 24]) << 24);
+      }
     }
+    *reinterpret_cast<uint4*>(d) = q;
+  } else {
+    for (int k = 0; k < 16 && x + k < j.row_bytes; ++k) d[k] = j.kind == kJobLut ? l[s[k]] : s[k];
   }
 }
 
@@ -408,9 +439,18 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
       const int jc = j0 + lane;
       if (jc < ncols) {
         const int c = rules::reflect101(x0 - r + jc, w);
-        for (int k = warp; k <= 2 * r; k += kAheWarps) {
-          const int yy = rules::reflect101(y0 - r + k, h);
-          atomicAdd(&s_init[lane][src[static_cast<std::ptrdiff_t>(yy) * ss + c]], 1u);
+        // Eight loads in flight before their eight increments: the loop is latency-bound
+        // otherwise (one L2 round trip per increment).
+        for (int k0 = warp; k0 <= 2 * r; k0 += 8 * kAheWarps) {
+          std::uint8_t v[8];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int k = k0 + u * kAheWarps;
+            v[u] = k <= 2 * r ? src[static_cast<std::ptrdiff_t>(rules::reflect101(y0 - r + k, h)) * ss + c] : 0;
+          }
+#pragma unroll
+          for (int u = 0; u < 8; ++u)
+            if (k0 + u * kAheWarps <= 2 * r) atomicAdd(&s_init[lane][v[u]], 1u);
         }
       }
       __syncthreads();
@@ -430,6 +470,7 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
     if (active) {
       std::uint32_t hist[8] = {0, 0, 0, 0, 0, 0, 0, 0};
       const std::uint16_t* base = columns + static_cast<std::size_t>(warp * 32) * 256 + lane * 8;
+#pragma unroll 8
       for (int m = 0; m <= 2 * r; ++m)
         add_counts(hist, *reinterpret_cast<const uint4*>(base + static_cast<std::size_t>(m) * 256));
 #pragma unroll
@@ -442,17 +483,41 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
         const int ya = rules::reflect101(y + r, h), yr = rules::reflect101(y - r - 1, h);
         const std::uint8_t* row_add = src + static_cast<std::ptrdiff_t>(ya) * ss;
         const std::uint8_t* row_sub = src + static_cast<std::ptrdiff_t>(yr) * ss;
-        for (int j = threadIdx.x; j < ncols; j += kAheThreads) {
-          const int c = rules::reflect101(x0 - r + j, w);
-          std::uint16_t* cj = columns + static_cast<std::size_t>(j) * 256;
-          cj[row_add[c]] += 1;
-          cj[row_sub[c]] -= 1;
+        // Loads first, then the updates, four columns per thread at a time.
+        for (int j0 = threadIdx.x; j0 < ncols; j0 += 4 * kAheThreads) {
+          int add[4], sub[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int j = j0 + u * kAheThreads;
+            const int c = rules::reflect101(x0 - r + min(j, ncols - 1), w);
+            add[u] = row_add[c];
+            sub[u] = row_sub[c];
+          }
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int j = j0 + u * kAheThreads;
+            if (j < ncols) {
+              std::uint16_t* cj = columns + static_cast<std::size_t>(j) * 256;
+              cj[add[u]] += 1;
+              cj[sub[u]] -= 1;
+            }
+          }
         }
         if (active) {
-          for (int m = lane; m <= 2 * r; m += 32) {
-            const int c = rules::reflect101(xs - r + m, w);
-            atomicAdd(&s_start[warp][row_add[c]], 1u);
-            atomicSub(&s_start[warp][row_sub[c]], 1u);
+          for (int m0 = lane; m0 <= 2 * r; m0 += 4 * 32) {
+            int add[4], sub[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+              const int c = rules::reflect101(xs - r + min(m0 + 32 * u, 2 * r), w);
+              add[u] = row_add[c];
+              sub[u] = row_sub[c];
+            }
+#pragma unroll
+            for (int u = 0; u < 4; ++u)
+              if (m0 + 32 * u <= 2 * r) {
+                atomicAdd(&s_start[warp][add[u]], 1u);
+                atomicSub(&s_start[warp][sub[u]], 1u);
+              }
           }
         }
         __syncthreads();  // the columns of row y are complete
@@ -466,11 +531,21 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
       const std::uint16_t* in_col = columns + static_cast<std::size_t>(warp * 32 + 2 * r) * 256 + lane * 8;
       const std::uint16_t* out_col = columns + static_cast<std::size_t>(warp * 32) * 256 + lane * 8;
       int mine = 0;
-#pragma unroll 4
+      // The next step's two column reads are issued one step ahead.
+      uint4 next_in = make_uint4(0, 0, 0, 0), next_out = next_in;
+      if (count > 1) {
+        next_in = *reinterpret_cast<const uint4*>(in_col + 256);
+        next_out = *reinterpret_cast<const uint4*>(out_col);
+      }
+#pragma unroll 2
       for (int i = 0; i < count; ++i) {
         if (i > 0) {
-          add_counts(hist, *reinterpret_cast<const uint4*>(in_col + static_cast<std::size_t>(i) * 256));
-          sub_counts(hist, *reinterpret_cast<const uint4*>(out_col + static_cast<std::size_t>(i - 1) * 256));
+          add_counts(hist, next_in);
+          sub_counts(hist, next_out);
+          if (i + 1 < count) {
+            next_in = *reinterpret_cast<const uint4*>(in_col + static_cast<std::size_t>(i + 1) * 256);
+            next_out = *reinterpret_cast<const uint4*>(out_col + static_cast<std::size_t>(i) * 256);
+          }
         }
         const int v = srow[xs + i];
         std::uint32_t cdf;
@@ -549,8 +624,10 @@ void AheCuda::apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int plan
   a.tiles_x = div_up(w, kAheTileWidth);
   a.tiles_y = div_up(h, kAheTileRows);
   const int tiles = a.tiles_x * a.tiles_y * planes;
-  // Two resident blocks per multiprocessor; each owns its column histograms.
-  const int grid = std::min(tiles, 2 * sm_count_);
+  // Up to four resident blocks per multiprocessor (40 KB of shared memory each), each owning its
+  // column histograms: 1080p's 272 tiles run in one wave (two blocks per SM left 8 tiles for a
+  // second wave and doubled the time, H200, 2026-11-21).
+  const int grid = std::min(tiles, 4 * sm_count_);
   columns_.reserve(static_cast<std::size_t>(grid) * (kAheTileWidth + 2 * r) * 256);
   a.columns = columns_.get();
   ahe_kernel<<<grid, kAheThreads, 0, stream>>>(a);
@@ -597,12 +674,15 @@ void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int c
   he_histogram_kernel<<<grid, kHeThreads, 0, stream>>>(a);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_histogram_kernel");
   if (a.temporal && order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
+  ApplyJobs jobs{};
+  int count = 0;
+  for (int c = 0; c < channels; ++c)
+    jobs.job[count++] = {src[c].data, dst[c].data, src[c].stride, dst[c].stride, width, height, kJobLut, c};
+  for (const ApplyJob& extra : extra_jobs_)
+    if (count < 3) jobs.job[count++] = extra;
   const dim3 block(32, 8);
-  const dim3 grid_apply(div_up(div_up(width, 4), 32), div_up(height, 8));
-  he_apply_kernel<<<grid_apply, block, 0, stream>>>(
-      src[0].data, channels > 1 ? src[1].data : nullptr, channels > 2 ? src[2].data : nullptr,
-      src[0].stride, dst[0].data, channels > 1 ? dst[1].data : nullptr,
-      channels > 2 ? dst[2].data : nullptr, dst[0].stride, channels, width, height, lut8_.get());
+  const dim3 grid_apply(div_up(div_up(width, 16), 32), div_up(height, 8), count);
+  he_apply_kernel<<<grid_apply, block, 0, stream>>>(jobs, lut8_.get(), channels);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_apply_kernel");
 }
 
@@ -709,6 +789,16 @@ void CudaEqualizer::enqueue(const ImageView& d_in, const ImageView& d_out, HeHis
   // YUV, luma or grey: the Y plane itself; chroma kept or set to 128.
   const DevicePlaneU8 src{d_in.planes[0].data, w, h, d_in.planes[0].stride};
   const DevicePlaneU8 dst{out.planes[0].data, w, h, out.planes[0].stride};
+  if (is_he) {
+    extra_jobs_.clear();
+    for (int i = 1; i < d_in.plane_count; ++i)
+      extra_jobs_.push_back({d_in.planes[i].data, out.planes[i].data, d_in.planes[i].stride,
+                             out.planes[i].stride, static_cast<int>(plane_row_bytes(d_in, i)),
+                             d_in.planes[i].height, color == ColorMode::grey ? kJobFill : kJobCopy, 0});
+    he(&src, &dst, 1, d_in.range == ColorRange::limited, w, h, d_history, order, stream);
+    extra_jobs_.clear();
+    return;
+  }
   equalize(&src, &dst, 1, d_in.range == ColorRange::limited);
   for (int i = 1; i < d_in.plane_count; ++i) {
     const std::size_t row = plane_row_bytes(d_in, i);

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/dehaze_cuda.hpp"  // StateOrder
@@ -48,6 +49,16 @@ class AheCuda {
   int sm_count_ = 0;
 };
 
+// One plane of the HE map kernel: a LUT map (kind 0), a copy (1) or a fill with 128 (2).
+struct HePlaneJob {
+  const std::uint8_t* src;
+  std::uint8_t* dst;
+  int src_stride, dst_stride;
+  int row_bytes, height;
+  int kind;
+  int lut;  // LUT channel of a map
+};
+
 // The HE and AHE chains of one lane (scratch planes, histogram, LUTs).
 class CudaEqualizer {
  public:
@@ -65,6 +76,7 @@ class CudaEqualizer {
             const StateOrder& order, cudaStream_t stream);
 
   ProcessingConfig config_;
+  std::vector<HePlaneJob> extra_jobs_;  // chroma planes copied/filled by the HE map kernel
   DeviceBuffer<std::uint8_t> scratch_;   // 6 planes: 3 in, 3 out
   DeviceBuffer<std::uint32_t> hist_;     // 3 x 256 or 4096 bins, cleared by the LUT builder
   DeviceBuffer<unsigned> ticket_;        // blocks done, for the last-block LUT build

@@ -91,7 +91,7 @@ TEST_CASE("guided filter: the CPU's result to float rounding, exact and subsampl
   cpu::GuidedFilter cpu_filter;
   for (const gpu_test::Size s : sizes)
     if (!gpu_test::skip_large(s.w, s.h))
-    for (const int radius : {1, 4, 32, 100})
+    for (const int radius : {1, 4, 32, 100, 300})
       for (const int subsample : {1, 2, 4}) {
         const std::uint32_t seed = fresh_seed();
         TwinPlane guide(s.w, s.h), input(s.w, s.h), expected(s.w, s.h), actual(s.w, s.h);
