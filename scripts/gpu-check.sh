@@ -4,12 +4,13 @@
 # cases, and the kernel benchmark (ms per mode at 1080p/4K next to the targets).
 # Binaries come from .device/ (scripts/build-device.sh puts them there). Results go to $OUT
 # (or ./gpu-check-out); the last lines printed are the summary.
-#   scripts/gpu-check.sh [tests|sanitize|bench|all]   (default all)
+#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|all]   (default all)
 set -u
 what=${1:-all}
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
 BIN=${BIN:-.device/hazefree_gpu_tests}
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 summary=()
 
@@ -39,6 +40,21 @@ fi
 if [[ $what == all || $what == bench ]]; then
   timeout "${BENCH_TIMEOUT:-150}" "$BIN" --bench "${BENCH_ITERATIONS:-200}" | tee "$OUT/bench.txt"
   summary+=("bench: $(grep -c meets "$OUT/bench.txt") targets met, $(grep -c MISSES "$OUT/bench.txt") missed")
+fi
+
+# End to end through the CLI, when the static hazefree binary is there: a real file through the
+# CUDA and CPU backends (outputs kept small), and the pipeline's own benchmark.
+if [[ ($what == all || $what == e2e) && -x .device/hazefree ]]; then
+  for mode in dcp he ahe; do
+    for backend in cuda cpu; do
+      timeout 120 .device/hazefree -y -q -m $mode -b $backend samples/hazy-street.mp4 \
+        "/tmp/e2e-$mode-$backend.mp4" >>"$OUT/e2e.log" 2>&1
+      summary+=("e2e $mode $backend: exit $?")
+    done
+  done
+  timeout 120 .device/hazefree bench --backend cuda --frames 200 >>"$OUT/e2e.log" 2>&1
+  summary+=("hazefree bench cuda: exit $?")
+  tail -n 30 "$OUT/e2e.log"
 fi
 
 printf '%s\n' "----- summary" "${summary[@]}" | tee "$OUT/summary.txt"
