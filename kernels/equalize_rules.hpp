@@ -211,11 +211,15 @@ constexpr int kCb2B = 29049;  // 1.773
 
 HAZEFREE_HD constexpr int descale14(int x) { return (x + kColorHalf) >> kColorShift; }
 
-// Grey: (R*4899 + G*9617 + B*1868 + 8192) >> 14, OpenCV's documented 14-bit weights and the Y
-// of rgb_to_ycrcb, so grey mode equalizes the same luma as luma mode. (OpenCV 4.6's
-// COLOR_RGB2GRAY rounds 15-bit weights instead and differs by one code on 0.26% of colours.)
+// Grey: cv::COLOR_RGB2GRAY on 8 bits as OpenCV 4.x computes it, with 15-bit weights
+// (R*9798 + G*19235 + B*3735 + 16384) >> 15. The 14-bit weights above (the Y of RGB2YCrCb) give a
+// value one code away on 0.26% of colours, so grey mode does not use them.
+constexpr int kGreyShift = 15;
+constexpr int kR2Grey = 9798;   // 0.299 * 2^15
+constexpr int kG2Grey = 19235;  // 0.587 * 2^15
+constexpr int kB2Grey = 3735;   // 0.114 * 2^15
 HAZEFREE_HD constexpr int rgb_to_grey(int r, int g, int b) {
-  return descale14(r * kR2Y + g * kG2Y + b * kB2Y);
+  return (r * kR2Grey + g * kG2Grey + b * kB2Grey + (1 << (kGreyShift - 1))) >> kGreyShift;
 }
 
 // cv::COLOR_RGB2YCrCb on 8 bits (full-range BT.601).
