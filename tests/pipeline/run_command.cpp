@@ -1,6 +1,7 @@
 #include "run_command.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +20,8 @@ static std::string slurp(const std::string& path) {
 
 CommandResult run_hazefree(const std::string& arguments) {
   static int counter = 0;
-  const std::string dir = temp_dir("command-" + std::to_string(++counter));
+  // ctest runs test cases as parallel processes: the pid keeps their folders apart.
+  const std::string dir = temp_dir("command-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
   const std::string out = dir + "/stdout", err = dir + "/stderr";
   const std::string command = std::string("'") + HAZEFREE_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
   const int raw = std::system(command.c_str());
