@@ -441,35 +441,46 @@ constexpr int kRowTile = 1024;
 constexpr int kFastRowRadius = 256;
 constexpr int kRowItems = (kRowTile + 2 * kFastRowRadius + 1 + kRowThreads - 1) / kRowThreads;
 
+// kProducts: the four sources G, p, G*G, G*p of two inputs; else the two inputs themselves.
+// Compile-time source sets keep every per-thread array in registers.
+template <bool kProducts>
 __global__ void __launch_bounds__(kRowThreads)
     box_rows_tile_kernel(BoxSources src, int width, int stride, int radius) {
   using Scan = cub::BlockScan<double, kRowThreads>;
   __shared__ typename Scan::TempStorage s_scan;
   __shared__ double s_prefix[kRowItems * kRowThreads];
+  constexpr int kCount = kProducts ? 4 : 2;
   const int y = blockIdx.y;
   const int x0 = blockIdx.x * kRowTile;
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * stride;
   // Region index i holds the input at x = x0 - r - 1 + i (i = 0 is the empty prefix).
   const int first = threadIdx.x * kRowItems;
-  float a[2][kRowItems];
-  for (int i = 0; i < src.inputs; ++i)
-    for (int k = 0; k < kRowItems; ++k) {
-      const int x = x0 - radius - 1 + first + k;
-      a[i][k] = (first + k > 0 && x >= 0 && x < width) ? src.in[i][row + x] : 0.f;
-    }
-  for (int c = 0; c < src.count; ++c) {
+  float a0[kRowItems], a1[kRowItems];
+#pragma unroll
+  for (int k = 0; k < kRowItems; ++k) {
+    const int x = x0 - radius - 1 + first + k;
+    const bool inside = first + k > 0 && x >= 0 && x < width;
+    a0[k] = inside ? src.in[0][row + x] : 0.f;
+    a1[k] = inside ? src.in[1][row + x] : 0.f;
+  }
+#pragma unroll
+  for (int c = 0; c < kCount; ++c) {
     double v[kRowItems];
-    const int f = src.first[c], g = src.second[c];
+#pragma unroll
     for (int k = 0; k < kRowItems; ++k) {
-      v[k] = a[f][k];
-      if (g >= 0) v[k] *= static_cast<double>(a[g][k]);
+      if (c == 0) v[k] = a0[k];
+      else if (c == 1) v[k] = a1[k];
+      else if (c == 2) v[k] = static_cast<double>(a0[k]) * static_cast<double>(a0[k]);
+      else v[k] = static_cast<double>(a0[k]) * static_cast<double>(a1[k]);
     }
     Scan(s_scan).InclusiveSum(v, v);
+#pragma unroll
     for (int k = 0; k < kRowItems; ++k) s_prefix[first + k] = v[k];
     __syncthreads();
+    float* out = src.out[c];
     for (int j = threadIdx.x; j < kRowTile; j += kRowThreads) {
       const int x = x0 + j;
-      if (x < width) src.out[c][row + x] = static_cast<float>(s_prefix[j + 2 * radius + 1] - s_prefix[j]);
+      if (x < width) out[row + x] = static_cast<float>(s_prefix[j + 2 * radius + 1] - s_prefix[j]);
     }
     __syncthreads();
   }
@@ -490,7 +501,7 @@ struct ColumnArgs {
   double eps;
   float* out0;   // a / mean(a) / q
   float* out1;   // b / mean(b)
-  const float* guide;  // for q = mean(a) G + mean(b)
+  const float* guide;  // G, for q = mean(a) G + mean(b)
   int guide_stride;
   int out_stride;
 };
@@ -501,22 +512,27 @@ struct ColumnArgs {
 // a and b (in double from the float means), the means themselves, or q = mean(a) G + mean(b).
 template <ColumnOutput kOut>
 __global__ void box_columns_kernel(ColumnArgs args) {
+  // Four sources for the coefficients, two for the means: a compile-time count keeps the
+  // accumulators in registers.
+  constexpr int kCount = kOut == ColumnOutput::coefficients ? 4 : 2;
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * args.chunk;
   if (x >= args.width || y0 >= args.height) return;
   const int h = args.height, ry = args.ry;
   const int y1 = min(h, y0 + args.chunk);
   const double cx = window_count(x, args.rx, args.width);
-  double acc[kMaxSources];
-  for (int c = 0; c < args.count; ++c) {
-    acc[c] = 0.0;
-    for (int y = max(0, y0 - ry); y <= min(h - 1, y0 + ry); ++y)
-      acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(y) * args.stride + x];
+  double acc[kCount];
+#pragma unroll
+  for (int c = 0; c < kCount; ++c) acc[c] = 0.0;
+  for (int y = max(0, y0 - ry); y <= min(h - 1, y0 + ry); ++y) {
+#pragma unroll
+    for (int c = 0; c < kCount; ++c) acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(y) * args.stride + x];
   }
   for (int y = y0; y < y1; ++y) {
     const double cy = window_count(y, ry, h);
-    float mean[kMaxSources];
-    for (int c = 0; c < args.count; ++c) mean[c] = static_cast<float>(acc[c] / (cy * cx));
+    float mean[kCount];
+#pragma unroll
+    for (int c = 0; c < kCount; ++c) mean[c] = static_cast<float>(acc[c] / (cy * cx));
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * args.out_stride + x;
     if constexpr (kOut == ColumnOutput::coefficients) {
       const double mg = mean[0], mp = mean[1], mgg = mean[2], mgp = mean[3];
@@ -532,7 +548,8 @@ __global__ void box_columns_kernel(ColumnArgs args) {
       args.out0[o] = mean[0] * g + mean[1];
     }
     const int add = y + ry + 1, sub = y - ry;
-    for (int c = 0; c < args.count; ++c) {
+#pragma unroll
+    for (int c = 0; c < kCount; ++c) {
       if (add < h) acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(add) * args.stride + x];
       if (sub >= 0) acc[c] -= args.hs[c][static_cast<std::ptrdiff_t>(sub) * args.stride + x];
     }
@@ -582,8 +599,9 @@ __global__ void upsample_kernel(DevicePlaneF ma, DevicePlaneF mb, int s, DeviceP
 void launch_box_rows(const BoxSources& sources, int width, int height, int stride, int radius,
                      double* prefix, cudaStream_t stream) {
   if (radius <= kFastRowRadius) {
-    box_rows_tile_kernel<<<dim3(div_up(width, kRowTile), height), kRowThreads, 0, stream>>>(
-        sources, width, stride, radius);
+    const dim3 grid(div_up(width, kRowTile), height);
+    if (sources.count == 4) box_rows_tile_kernel<true><<<grid, kRowThreads, 0, stream>>>(sources, width, stride, radius);
+    else box_rows_tile_kernel<false><<<grid, kRowThreads, 0, stream>>>(sources, width, stride, radius);
     HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_tile_kernel");
   } else {
     box_rows_kernel<<<height, kRowThreads, 0, stream>>>(sources, width, stride, radius, prefix);
@@ -713,7 +731,8 @@ void reset_atmosphere(AtmosphereState* d_tracker, cudaStream_t stream) {
 }
 
 void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlaneF& input,
-                                    int radius, float eps, cudaStream_t stream) {
+                                    int radius, float eps, const DevicePlaneF* output,
+                                    cudaStream_t stream) {
   const int w = guide.width, h = guide.height, st = stride_;
   const std::size_t plane = static_cast<std::size_t>(st) * h;
   const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
@@ -750,6 +769,15 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   const BoxSources second{{a, b}, 2, {0, 1, 0, 0}, {-1, -1, -1, -1}, {hs, hs + plane, nullptr, nullptr}, 2};
   launch_box_rows(second, w, h, st, rx, prefix_.get(), stream);
   args.count = 2;
+  if (output) {  // exact filter: q = mean(a) G + mean(b) straight from the column sums
+    args.out0 = output->data;
+    args.out_stride = output->stride;
+    args.guide = guide.data;
+    args.guide_stride = guide.stride;
+    box_columns_kernel<ColumnOutput::filtered><<<grid, block, 0, stream>>>(args);
+    HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<filtered>");
+    return;
+  }
   args.out0 = ma;
   args.out1 = mb;
   box_columns_kernel<ColumnOutput::means><<<grid, block, 0, stream>>>(args);
@@ -781,13 +809,7 @@ void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& inpu
   if (s == 1) {
     if (guide.stride != stride_ || input.stride != stride_)
       throw std::invalid_argument("guided filter: planes must have the padded stride");
-    coefficients(guide, input, radius, eps, stream);
-    // q = mean(a) G + mean(b): the same separate product and sum as the CPU.
-    const DevicePlaneF pa{ma, w, h, stride_}, pb{mb, w, h, stride_};
-    // Reuse the upsampling kernel with s = 1: bilinear_tap(x, 1, n) is the identity tap.
-    upsample_kernel<<<pixel_grid(w, h, kPixelBlock), kPixelBlock, 0, stream>>>(pa, pb, 1, guide,
-                                                                                output);
-    HAZEFREE_CUDA_CHECK_LAUNCH("upsample_kernel");
+    coefficients(guide, input, radius, eps, &output, stream);
     return;
   }
   small_.reserve(plane * 2);
@@ -795,7 +817,7 @@ void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& inpu
   subsample_kernel<<<pixel_grid(ws, hs, kPixelBlock), kPixelBlock, 0, stream>>>(guide, input, s,
                                                                                 gs, ps);
   HAZEFREE_CUDA_CHECK_LAUNCH("subsample_kernel");
-  coefficients(gs, ps, dcp::subsampled_radius(radius, s), eps, stream);
+  coefficients(gs, ps, dcp::subsampled_radius(radius, s), eps, nullptr, stream);
   const DevicePlaneF pa{ma, ws, hs, stride_}, pb{mb, ws, hs, stride_};
   upsample_kernel<<<pixel_grid(w, h, kPixelBlock), kPixelBlock, 0, stream>>>(pa, pb, s, guide,
                                                                               output);

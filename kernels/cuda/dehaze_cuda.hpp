@@ -105,8 +105,9 @@ class GuidedFilterCuda {
              int radius, float eps, int subsample, cudaStream_t stream);
 
  private:
+  // mean(a), mean(b) into coeff_; or, with `output`, q = mean(a) G + mean(b) directly.
   void coefficients(const DevicePlaneF& guide, const DevicePlaneF& input, int radius, float eps,
-                    cudaStream_t stream);
+                    const DevicePlaneF* output, cudaStream_t stream);
   int width_ = 0, height_ = 0, stride_ = 0;
   DeviceBuffer<double> prefix_;      // per-row double prefix sums
   DeviceBuffer<float> horizontal_;   // 4 planes of horizontal window sums

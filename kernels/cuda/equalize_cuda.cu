@@ -182,10 +182,12 @@ __device__ void build_lut_parallel(const std::uint32_t* hist, int max_code, bool
   std::uint32_t cum[kItems];
   Scan(s_temp.scan).InclusiveSum(h, cum);
   const int f = s_first;
-  if (f < kBinsHere && f / kItems == static_cast<int>(threadIdx.x)) {
-    s_first_count = h[f % kItems];
-    s_cum_first = cum[f % kItems];
-  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i)
+    if (threadIdx.x * kItems + i == f) {
+      s_first_count = h[i];
+      s_cum_first = cum[i];
+    }
   __syncthreads();
   const bool identity = f == kBinsHere || s_first_count == s_total;
   const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
@@ -216,26 +218,45 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
     const int end = min(a.x1, x + 16);
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * a.stride;
     const int planes = a.bits ? 3 : a.channels;
-    std::uint8_t v[3][16];
     const bool whole = end - x == 16;
-    for (int c = 0; c < planes; ++c) {
-      const std::uint8_t* p = a.src[c] + o + x;
+    const int n = end - x;
+    // Sixteen samples of each plane in four words (compile-time indices only: registers).
+    unsigned words[3][4];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      if (c >= planes) break;
+      const std::uint8_t* p = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + o + x;
       if (whole && (reinterpret_cast<std::uintptr_t>(p) & 15) == 0) {
         const uint4 q = *reinterpret_cast<const uint4*>(p);
-        const unsigned words[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int k = 0; k < 16; ++k) v[c][k] = static_cast<std::uint8_t>(words[k / 4] >> (8 * (k % 4)));
+        words[c][0] = q.x;
+        words[c][1] = q.y;
+        words[c][2] = q.z;
+        words[c][3] = q.w;
       } else {
-        for (int k = 0; k < 16; ++k) v[c][k] = x + k < end ? p[k] : 0;
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          unsigned word = 0;
+#pragma unroll
+          for (int b = 0; b < 4; ++b)
+            if (4 * w + b < n) word |= static_cast<unsigned>(p[4 * w + b]) << (8 * b);
+          words[c][w] = word;
+        }
       }
     }
-    const int n = end - x;
-    if (a.bits) {
-      for (int k = 0; k < n; ++k) atomicAdd(&s_hist[rules::bits_index(v[0][k], v[1][k], v[2][k])], 1u);
-    } else {
-      for (int c = 0; c < a.channels; ++c) {
-        std::uint32_t* hc = s_hist + (c * kHeCopies + copy) * 256;
-        for (int k = 0; k < n; ++k) atomicAdd(&hc[v[c][k]], 1u);
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      if (k >= n) break;
+      const int shift = 8 * (k % 4);
+      if (a.bits) {
+        const int r = (words[0][k / 4] >> shift) & 255, g = (words[1][k / 4] >> shift) & 255,
+                  b = (words[2][k / 4] >> shift) & 255;
+        atomicAdd(&s_hist[rules::bits_index(r, g, b)], 1u);
+      } else {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          if (c >= a.channels) break;
+          atomicAdd(&s_hist[(c * kHeCopies + copy) * 256 + ((words[c][k / 4] >> shift) & 255)], 1u);
+        }
       }
     }
   }
@@ -324,7 +345,8 @@ __global__ void he_apply_kernel(ApplyJobs jobs, const std::uint8_t* lut, int lut
   for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < luts * 256; i += blockDim.x * blockDim.y)
     s_lut[i] = lut[i];
   __syncthreads();
-  const ApplyJob& j = jobs.job[blockIdx.z];
+  // A select, not an index: an indexed parameter array would be copied to local memory.
+  const ApplyJob j = blockIdx.z == 0 ? jobs.job[0] : (blockIdx.z == 1 ? jobs.job[1] : jobs.job[2]);
   const int x = 16 * (blockIdx.x * blockDim.x + threadIdx.x);
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= j.row_bytes || y >= j.height) return;
@@ -428,7 +450,9 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
     const int x0 = tx * kAheTileWidth, y0 = ty * kAheTileRows;
     const int y1 = min(h, y0 + kAheTileRows);
     const int ncols = min(kAheTileWidth, w - x0) + 2 * r;
-    const std::uint8_t* src = a.src[p];
+    // Selects, not indices: an indexed parameter array would be copied to local memory.
+    const std::uint8_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
+    std::uint8_t* dst = p == 0 ? a.dst[0] : (p == 1 ? a.dst[1] : a.dst[2]);
     const int ss = a.src_stride;
 
     // Column histograms at row y0: column j is image column reflect(x0 - r + j), rows
@@ -570,7 +594,7 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
         if (lane == i) mine = code;
       }
       if (lane < count)
-        a.dst[p][static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint8_t>(mine);
+        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint8_t>(mine);
     }
     __syncthreads();  // the next tile reuses the columns and the shared memory
   }

@@ -1,0 +1,27 @@
+// Page-locked host memory for the pipeline's frame pools: the copies of the CUDA lanes overlap
+// compute only from pinned memory.
+#include <cuda_runtime.h>
+
+#include "kernels/processor.hpp"
+
+namespace hazefree {
+
+void* allocate_pinned_host(std::size_t bytes) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();  // clear the sticky "no device" error for later calls
+    return nullptr;
+  }
+  void* memory = nullptr;
+  if (cudaMallocHost(&memory, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return memory;
+}
+
+void free_pinned_host(void* memory) {
+  if (memory) cudaFreeHost(memory);
+}
+
+}  // namespace hazefree
