@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,7 +34,26 @@ class FrameProcessor {
   virtual std::array<float, 3> atmospheric_light() const { return {0.f, 0.f, 0.f}; }
   // Per-stage times of the last frame, when the backend measures them (for `bench`).
   virtual std::vector<StageTime> stage_times() const { return {}; }
+
+  // ---- overlapped processing (the CUDA backend's stream lanes) ----
+  // Lanes that can hold a frame in flight at once; 0 = process() only (the CPU backend).
+  virtual int lanes() const { return 0; }
+  // Starts one frame on `lane` and returns at once; `out`'s pixels are written by wait(lane).
+  // Frames must be enqueued in presentation order; a lane's previous frame must have been
+  // waited for. Buffers from allocate_pinned_host() make the copies asynchronous.
+  virtual void enqueue(int lane, const ImageView& in, const ImageView& out) {
+    (void)lane;
+    ImageView result = out;
+    process(in, result);
+  }
+  // Blocks until the lane's last enqueued frame is complete; rethrows its errors.
+  virtual void wait(int lane) { (void)lane; }
 };
+
+// Page-locked host memory for frame buffers (cudaMallocHost), so that the CUDA backend's copies
+// are asynchronous; nullptr when this build has no CUDA backend or no GPU.
+void* allocate_pinned_host(std::size_t bytes);
+void free_pinned_host(void* memory);
 
 // The CPU backend (OpenMP, `config.threads` threads; 1 = sequential). Throws
 // std::invalid_argument for invalid parameters.

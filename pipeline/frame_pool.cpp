@@ -1,5 +1,7 @@
 #include "pipeline/frame_pool.hpp"
 
+#include "kernels/processor.hpp"
+
 #include <new>
 #include <stdexcept>
 
@@ -8,6 +10,14 @@ namespace hazefree {
 BufferAllocator BufferAllocator::heap() {
   return {[](std::size_t bytes) -> void* { return ::operator new(bytes, std::align_val_t{64}); },
           [](void* p) { ::operator delete(p, std::align_val_t{64}); }};
+}
+
+BufferAllocator BufferAllocator::pinned_or_heap() {
+  void* probe = allocate_pinned_host(64);
+  if (!probe) return heap();
+  free_pinned_host(probe);
+  return {[](std::size_t bytes) { return allocate_pinned_host(bytes); },
+          [](void* p) { free_pinned_host(p); }};
 }
 
 FramePool::FramePool(std::size_t count, PixelFormat format, int width, int height,

@@ -30,6 +30,8 @@ struct BufferAllocator {
   std::function<void*(std::size_t)> allocate;
   std::function<void(void*)> release;
   static BufferAllocator heap();
+  // Page-locked memory for the GPU lanes (allocate_pinned_host), plain heap where none can be had.
+  static BufferAllocator pinned_or_heap();
 };
 
 class FramePool {

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -30,6 +32,9 @@ std::int64_t steady_us() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// Thrown inside the processing stage when a queue was aborted by another stage.
+struct Aborted {};
 
 // What travels between the stages: a frame from a pool, or a packet of another stream.
 struct WorkItem {
@@ -60,19 +65,23 @@ class FirstFailure {
 
 class Pipeline {
  public:
-  explicit Pipeline(const RunOptions& options)
+  Pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor)
       : options_(options),
         reader_(options.input_options),
-        processor_(create_processor(options.processing, options.verbose)),
+        processor_(processor ? std::move(processor) : create_processor(options.processing, options.verbose)),
         in_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
     out_width_ = options.side_by_side ? side_by_side_width(format, video.width) : video.width;
-    // Frames in flight: a full queue, one being filled, one being worked on.
-    const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 2;
-    in_pool_.emplace(pool_size, format, video.width, video.height);
-    out_pool_.emplace(pool_size, format, out_width_, video.height);
+    // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
+    // host after each frame, so it runs one frame at a time.
+    lanes_ = options.side_by_side ? 0 : processor_->lanes();
+    // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
+    const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
+    const BufferAllocator allocator = lanes_ > 0 ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
+    in_pool_.emplace(pool_size, format, video.width, video.height, allocator);
+    out_pool_.emplace(pool_size, format, out_width_, video.height, allocator);
     if (options.side_by_side) result_ = Image(format, video.width, video.height);
     writer_.emplace(options.output_options, reader_, out_width_, video.height, format);
     progress_.emplace(options.quiet, video.frame_count);
@@ -171,7 +180,82 @@ class Pipeline {
     in_queue_.close();
   }
 
+  // One frame or packet between the queues while lanes work: frames complete in order, and
+  // packets wait behind the frames that came before them.
+  struct InFlight {
+    WorkItem item;
+    PooledFrame* out = nullptr;
+    int lane = -1;
+  };
+
+  void complete_front(std::deque<InFlight>& flight) {
+    InFlight done = std::move(flight.front());
+    flight.pop_front();
+    if (done.item.frame) {
+      PooledFrame* in = done.item.frame;
+      processor_->wait(done.lane);
+      done.out->pts = in->pts;
+      done.out->duration = in->duration;
+      done.out->capture_us = in->capture_us;
+      done.out->index = in->index;
+      in_pool_->release(in);
+      done.item.frame = done.out;
+    }
+    if (!out_queue_.push(done.item)) {
+      out_pool_->release(done.item.frame);
+      throw_if_aborted();
+    }
+  }
+
+  void throw_if_aborted() { throw Aborted{}; }
+
+  // Overlapped processing: frame n+1's upload and frame n-1's download run while frame n
+  // computes, each frame on lane n % lanes; output order is input order.
+  void process_loop_laned() {
+    std::deque<InFlight> flight;
+    int next_lane = 0;
+    try {
+      while (std::optional<WorkItem> item = in_queue_.pop()) {
+        if (!item->frame) {
+          if (flight.empty()) {
+            if (!out_queue_.push(*item)) return;
+          } else {
+            flight.push_back({std::move(*item), nullptr, -1});
+          }
+          continue;
+        }
+        const int lane = next_lane;
+        next_lane = (next_lane + 1) % lanes_;
+        // The lane must be free: complete everything up to its previous frame.
+        while (std::any_of(flight.begin(), flight.end(), [&](const InFlight& f) { return f.lane == lane; }))
+          complete_front(flight);
+        PooledFrame* out = out_pool_->acquire();
+        if (!out) {
+          in_pool_->release(item->frame);
+          break;
+        }
+        processor_->enqueue(lane, item->frame->view, out->view);
+        flight.push_back({std::move(*item), out, lane});
+      }
+      while (!flight.empty()) complete_front(flight);
+    } catch (const Aborted&) {
+    }
+    // Frames still in flight after an abort: let their lanes finish before the pools go away.
+    for (InFlight& f : flight) {
+      if (f.lane >= 0) {
+        try {
+          processor_->wait(f.lane);
+        } catch (...) {
+        }
+      }
+      in_pool_->release(f.item.frame);
+      out_pool_->release(f.out);
+    }
+    if (flight.empty()) out_queue_.close();
+  }
+
   void process_loop() {
+    if (lanes_ > 0) return process_loop_laned();
     while (std::optional<WorkItem> item = in_queue_.pop()) {
       if (item->frame) {
         PooledFrame* in = item->frame;
@@ -231,6 +315,7 @@ class Pipeline {
   std::optional<io::MediaWriter> writer_;
   std::optional<Progress> progress_;
   int out_width_ = 0;
+  int lanes_ = 0;
   FirstFailure failure_;
   // Each counter is written by one thread only and read after the joins.
   std::int64_t frames_in_ = 0;
@@ -250,8 +335,10 @@ void request_stop() {
 
 bool stop_requested() { return g_stop_requested.load(); }
 
-RunSummary run_pipeline(const RunOptions& options) {
-  Pipeline pipeline(options);
+RunSummary run_pipeline(const RunOptions& options) { return run_pipeline(options, nullptr); }
+
+RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor) {
+  Pipeline pipeline(options, std::move(processor));
   return pipeline.run();
 }
 

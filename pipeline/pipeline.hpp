@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "kernels/processor.hpp"
 #include "pipeline/options.hpp"
 
 namespace hazefree {
@@ -37,5 +39,7 @@ bool stop_requested();
 
 // Runs the whole job; throws io::IoError / std::runtime_error with a one-line message.
 RunSummary run_pipeline(const RunOptions& options);
+// The same with a given processor (tests; a backend chosen by the caller).
+RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor);
 
 }  // namespace hazefree

@@ -15,3 +15,10 @@ std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig&) {
 }
 
 }  // namespace hazefree
+
+namespace hazefree {
+
+void* allocate_pinned_host(std::size_t) { return nullptr; }
+void free_pinned_host(void*) {}
+
+}  // namespace hazefree
