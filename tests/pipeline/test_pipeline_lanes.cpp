@@ -19,8 +19,9 @@ namespace {
 // Defers each frame's work to wait(), checks the lane discipline, and counts frames in flight.
 class DeferredLanes final : public FrameProcessor {
  public:
-  explicit DeferredLanes(int lanes, int fail_at = -1)
-      : inner_(make_cpu_processor(config())), pending_(lanes), fail_at_(fail_at) {}
+  // `max_in_flight` outlives the processor (the pipeline owns and destroys it).
+  DeferredLanes(int lanes, int* max_in_flight, int fail_at = -1)
+      : inner_(make_cpu_processor(config())), pending_(lanes), max_in_flight_(max_in_flight), fail_at_(fail_at) {}
 
   static ProcessingConfig config() {
     ProcessingConfig c;
@@ -41,7 +42,7 @@ class DeferredLanes final : public FrameProcessor {
     p = {true, in, out, enqueued_++};
     int busy = 0;
     for (const Pending& q : pending_) busy += q.busy;
-    max_in_flight_ = std::max(max_in_flight_, busy);
+    *max_in_flight_ = std::max(*max_in_flight_, busy);
   }
 
   void wait(int lane) override {
@@ -55,8 +56,6 @@ class DeferredLanes final : public FrameProcessor {
     ++completed_;
   }
 
-  int max_in_flight() const { return max_in_flight_; }
-
  private:
   struct Pending {
     bool busy = false;
@@ -65,7 +64,8 @@ class DeferredLanes final : public FrameProcessor {
   };
   std::unique_ptr<FrameProcessor> inner_;
   std::vector<Pending> pending_;
-  int enqueued_ = 0, completed_ = 0, max_in_flight_ = 0;
+  int* max_in_flight_;
+  int enqueued_ = 0, completed_ = 0;
   int fail_at_;
 };
 
@@ -110,13 +110,12 @@ TEST_CASE("pipeline lanes: overlapped frames give the one-at-a-time output, in o
   for (int lanes : {2, 3}) {
     CAPTURE(lanes);
     const RunOptions overlapped = options_for(dir + "/lanes" + std::to_string(lanes) + ".mkv");
-    auto processor = std::make_unique<DeferredLanes>(lanes);
-    DeferredLanes* probe = processor.get();
-    const RunSummary b = run_pipeline(overlapped, std::move(processor));
+    int max_in_flight = 0;
+    const RunSummary b = run_pipeline(overlapped, std::make_unique<DeferredLanes>(lanes, &max_in_flight));
     CHECK(b.frames_out == a.frames_out);
     CHECK(b.frames_out == 100);
     CHECK(b.packets_copied == a.packets_copied);
-    CHECK(probe->max_in_flight() == lanes);  // the lanes really held frames at once
+    CHECK(max_in_flight == lanes);  // the lanes really held frames at once
     CHECK(frames_of(overlapped.output) == frames_of(serial.output));
   }
 }
@@ -124,7 +123,8 @@ TEST_CASE("pipeline lanes: overlapped frames give the one-at-a-time output, in o
 TEST_CASE("pipeline lanes: a device fault mid-stream ends the run with its message and no output") {
   const std::string dir = test::temp_dir("pipeline-lanes-fault");
   const RunOptions o = options_for(dir + "/out.mkv");
-  CHECK_THROWS_WITH(run_pipeline(o, std::make_unique<DeferredLanes>(2, 37)), "simulated device fault");
+  int unused = 0;
+  CHECK_THROWS_WITH(run_pipeline(o, std::make_unique<DeferredLanes>(2, &unused, 37)), "simulated device fault");
   CHECK_FALSE(std::filesystem::exists(o.output));
   CHECK(std::filesystem::is_empty(dir));  // no temporary file left behind either
 }
