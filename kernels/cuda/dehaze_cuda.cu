@@ -176,6 +176,44 @@ __global__ void column_min_kernel(const float* __restrict__ in, int in_stride, i
   }
 }
 
+// The same for k = 2r + 1 <= kMaxK: the suffix minima stay in registers (fully unrolled, so the
+// array is never indexed at run time) instead of a round trip through `out`.
+template <int kMaxK>
+__global__ void column_min_small_kernel(const float* __restrict__ in, int in_stride, int width,
+                                        int height, int radius, float* __restrict__ out,
+                                        int out_stride, float omega) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int block = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = 2 * radius + 1;
+  const int base = block * k;
+  if (x >= width || base >= height) return;
+  auto value = [&](int p) {
+    return (p >= radius && p < height + radius)
+               ? in[static_cast<std::ptrdiff_t>(p - radius) * in_stride + x]
+               : kInf;
+  };
+  float suffix[kMaxK];
+  float s = kInf;
+#pragma unroll
+  for (int i = kMaxK - 1; i >= 0; --i) {
+    if (i < k) s = fminf(s, value(base + i));
+    suffix[i] = s;
+  }
+  float prefix = kInf;
+#pragma unroll
+  for (int i = 0; i < kMaxK; ++i) {
+    if (i < k && base + i < height) {
+      float m = suffix[i];
+      if (i > 0) {
+        prefix = fminf(prefix, value(base + i + 2 * radius));
+        m = fminf(m, prefix);
+      }
+      out[static_cast<std::ptrdiff_t>(base + i) * out_stride + x] =
+          omega > 0.f ? dcp::raw_transmission(m, omega) : m;
+    }
+  }
+}
+
 void launch_transpose(const float* in, int in_stride, int width, int height, float* out,
                       int out_stride, cudaStream_t stream) {
   const dim3 block(kTile, kTileRows);
@@ -189,9 +227,20 @@ void launch_column_min(const float* in, int in_stride, int width, int height, in
   const int blocks = div_up(height, 2 * radius + 1);
   const dim3 block(64, 4);
   const dim3 grid(div_up(width, 64), div_up(blocks, 4));
-  column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
-                                                out_stride, omega);
-  HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
+  // Register-resident suffix minima up to r = 15 (k = 31); 16 and 32 cover r = 7 tightly.
+  if (2 * radius + 1 <= 16) {
+    column_min_small_kernel<16><<<grid, block, 0, stream>>>(in, in_stride, width, height, radius,
+                                                            out, out_stride, omega);
+    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_small_kernel<16>");
+  } else if (2 * radius + 1 <= 32) {
+    column_min_small_kernel<32><<<grid, block, 0, stream>>>(in, in_stride, width, height, radius,
+                                                            out, out_stride, omega);
+    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_small_kernel<32>");
+  } else {
+    column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
+                                                  out_stride, omega);
+    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
+  }
 }
 
 // ---- atmospheric light ----------------------------------------------------------------------
@@ -240,6 +289,9 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
 
 constexpr int kSelectThreads = 1024;
 constexpr int kSharedKeys = 8192;  // 64 KB of dynamic shared memory
+// Up to this many blocks to average, rounds of a block argmax (about 0.1 us each) beat the
+// eight passes of the radix select.
+constexpr int kArgmaxRounds = 48;
 
 // The ranking key of a block without its index: dark then grey, both >= 0, so their IEEE bits
 // order like the values (-0 folded to +0 first).
@@ -278,6 +330,68 @@ __global__ void __launch_bounds__(kSelectThreads)
     s_prefix = 0;
     s_remaining = static_cast<unsigned>(used);
   }
+  __syncthreads();
+  unsigned long long threshold = 0;
+  int take_equal = 0;
+  if (used <= kArgmaxRounds) {
+    // Few blocks to take (the usual 1%): `used` rounds of a block-wide argmax over
+    // (key, -index). The last one taken is the threshold; equal keys are taken by index, so
+    // "equal to the threshold and index <= the last index taken" reproduces the ranking.
+    __shared__ unsigned long long s_warp_key[kSelectThreads / 32];
+    __shared__ int s_warp_index[kSelectThreads / 32];
+    __shared__ unsigned long long s_best_key;
+    __shared__ int s_best_index;
+    unsigned long long last_key = ~0ull;
+    int last_index = -1;
+    for (int round = 0; round < used; ++round) {
+      // Best remaining candidate of this thread: below (last_key, last_index) in the order.
+      unsigned long long best_key = 0;
+      int best_index = -1;
+      for (int i = tid; i < count; i += blockDim.x) {
+        const unsigned long long key = key_of(i);
+        const bool remaining = key < last_key || (key == last_key && i > last_index);
+        if (remaining && (best_index < 0 || key > best_key || (key == best_key && i < best_index))) {
+          best_key = key;
+          best_index = i;
+        }
+      }
+      for (int o = 16; o > 0; o /= 2) {
+        const unsigned long long k2 = __shfl_down_sync(0xffffffffu, best_key, o);
+        const int i2 = __shfl_down_sync(0xffffffffu, best_index, o);
+        if (i2 >= 0 && (best_index < 0 || k2 > best_key || (k2 == best_key && i2 < best_index))) {
+          best_key = k2;
+          best_index = i2;
+        }
+      }
+      if ((tid & 31) == 0) {
+        s_warp_key[tid / 32] = best_key;
+        s_warp_index[tid / 32] = best_index;
+      }
+      __syncthreads();
+      if (tid < 32) {
+        best_key = s_warp_key[tid];
+        best_index = s_warp_index[tid];
+        for (int o = 16; o > 0; o /= 2) {
+          const unsigned long long k2 = __shfl_down_sync(0xffffffffu, best_key, o);
+          const int i2 = __shfl_down_sync(0xffffffffu, best_index, o);
+          if (i2 >= 0 && (best_index < 0 || k2 > best_key || (k2 == best_key && i2 < best_index))) {
+            best_key = k2;
+            best_index = i2;
+          }
+        }
+        if (tid == 0) {
+          s_best_key = best_key;
+          s_best_index = best_index;
+        }
+      }
+      __syncthreads();
+      last_key = s_best_key;
+      last_index = s_best_index;
+    }
+    threshold = last_key;
+    // Equal keys ranked before the last one taken are exactly those with a smaller index.
+    take_equal = -1 - last_index;  // marker: select equal keys by index <= last_index
+  } else {
   unsigned long long mask = 0;
   for (int pass = 0; pass < 8; ++pass) {
     const int shift = 56 - 8 * pass;
@@ -323,8 +437,9 @@ __global__ void __launch_bounds__(kSelectThreads)
     mask |= 255ull << shift;
     __syncthreads();
   }
-  const unsigned long long threshold = s_prefix;
-  const int take_equal = static_cast<int>(s_remaining);  // blocks equal to the threshold to take
+  threshold = s_prefix;
+  take_equal = static_cast<int>(s_remaining);  // blocks equal to the threshold to take
+  }
 
   // Blocked arrangement: thread t owns [t * per, (t + 1) * per), so the equal ones are taken in
   // index order through an exclusive scan of the per-thread counts.
@@ -340,7 +455,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     const float4 b = blocks[i];
     const unsigned long long key = key_of(i);
     bool take = key > threshold;
-    if (key == threshold) take = equal_before++ < take_equal;
+    if (key == threshold) take = take_equal < 0 ? i <= -1 - take_equal : equal_before++ < take_equal;
     if (take) {
       const Rgb3f c = load_rgb_f(f, k, __float_as_int(b.z), __float_as_int(b.w));
       sum[0] += c.r;
@@ -528,6 +643,7 @@ __global__ void box_columns_kernel(ColumnArgs args) {
 #pragma unroll
     for (int c = 0; c < kCount; ++c) acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(y) * args.stride + x];
   }
+#pragma unroll 4
   for (int y = y0; y < y1; ++y) {
     const double cy = window_count(y, ry, h);
     float mean[kCount];

@@ -46,9 +46,9 @@ hazefree::ProcessingConfig config_of(hazefree::Mode mode, hazefree::ColorMode co
   return c;
 }
 
-// `--bench [iterations]`: the device-resident chain of each mode at 1080p and 4K, next to the
+// `--bench [iterations [filter]]`: the device-resident chain of each mode at 1080p and 4K, next to the
 // targets. Prints a table; exit status 0 (the figures are information, not a test).
-int run_bench(int iterations) {
+int run_bench(int iterations, const std::string& filter) {
   using hazefree::ColorMode;
   using hazefree::Mode;
   using hazefree::PixelFormat;
@@ -74,6 +74,8 @@ int run_bench(int iterations) {
   std::printf("%-24s %-10s %6s %10s %10s %10s %10s %10s  %s\n", "case", "size", "window", "graph_ms",
               "min_ms", "stream_ms", "upload_ms", "target_ms", "verdict");
   for (const BenchCase& b : cases) {
+    const std::string name = std::string(b.label) + " " + std::to_string(b.width) + "x" + std::to_string(b.height);
+    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
     const hazefree::cuda::CudaBenchResult r =
         hazefree::cuda::bench_cuda_chain(b.config, b.format, b.width, b.height, iterations, 10);
     gpu = r.gpu;
@@ -103,7 +105,7 @@ int main(int argc, char** argv) {
     }
   }
   if (argc >= 2 && std::strcmp(argv[1], "--bench") == 0)
-    return run_bench(argc >= 3 ? std::atoi(argv[2]) : 200);
+    return run_bench(argc >= 3 ? std::atoi(argv[2]) : 200, argc >= 4 ? argv[3] : "");
   doctest::Context context;
   context.applyCommandLine(argc, argv);
   return context.run();
