@@ -16,6 +16,7 @@
 
 #include "io/media_reader.hpp"
 #include "kernels/processor.hpp"
+#include "pipeline/frame_pool.hpp"
 #include "pipeline/options.hpp"
 
 namespace hazefree {
@@ -272,6 +273,126 @@ std::vector<BenchCase> seed_table_cases(const ProcessingConfig& base) {
   return cases;
 }
 
+// Host memory -> backend -> host memory for raw frames, in pinned buffers: once one frame at a
+// time (lane 0, synchronous copies) and once overlapped over the backend's lanes (frame n+1's
+// upload and n-1's download during frame n's kernels), in the same run.
+struct PipelineResult {
+  std::string backend;
+  int width = 0, height = 0, frames = 0, lanes = 0;
+  double serial_fps = 0, overlapped_fps = 0;
+  double stage_sum_ms = 0;        // mean per frame of the stage times (serial run)
+  double overlap_efficiency = 0;  // stage_sum / overlapped wall time per frame
+  bool identical = false;         // overlapped output == serial output
+  std::vector<StageTime> stages;
+  std::size_t pinned_bytes = 0;
+};
+
+PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vector<Image>& source,
+                                int measured, int warmup) {
+  std::unique_ptr<FrameProcessor> processor =
+      config.backend == Backend::cuda ? make_cuda_processor(config) : make_cpu_processor(config);
+  const ImageView& first = source[0].view();
+  const int lanes = std::max(1, processor->lanes());
+  const std::size_t count = source.size();
+  FramePool inputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap());
+  FramePool outputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap());
+  std::vector<PooledFrame*> in(count), out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    in[i] = inputs.acquire();
+    out[i] = outputs.acquire();
+    copy_image(source[i].view(), in[i]->view);
+  }
+  PipelineResult r;
+  r.backend = processor->description();
+  r.width = first.width;
+  r.height = first.height;
+  r.frames = measured;
+  r.lanes = processor->lanes();
+  r.pinned_bytes = inputs.bytes() + outputs.bytes();
+
+  // Serial: one frame at a time.
+  processor->reset();
+  std::map<std::string, double> stage_sum;
+  std::vector<std::string> order;
+  const int total = warmup + measured;
+  auto t0 = Clock::now();
+  for (int i = 0; i < total; ++i) {
+    if (i == warmup) t0 = Clock::now();
+    processor->process(in[i % count]->view, out[i % count]->view);
+    if (i < warmup) continue;
+    for (const StageTime& st : processor->stage_times()) {
+      if (!stage_sum.count(st.name)) order.push_back(st.name);
+      stage_sum[st.name] += st.ms;
+    }
+  }
+  const double serial_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.serial_fps = measured / serial_s;
+  for (const std::string& name : order) {
+    r.stages.push_back({name, stage_sum[name] / measured});
+    r.stage_sum_ms += stage_sum[name] / measured;
+  }
+  if (r.stage_sum_ms == 0) r.stage_sum_ms = serial_s * 1000.0 / measured;
+  std::vector<std::string> serial_bytes;
+  for (std::size_t i = 0; i < count; ++i) {
+    const PlaneView& y = out[i]->view.planes[0];
+    serial_bytes.emplace_back(reinterpret_cast<const char*>(y.data), static_cast<std::size_t>(y.stride) * y.height);
+  }
+
+  // Overlapped: frame i on lane i % lanes; a lane is waited for just before its next frame. The
+  // outputs rotate over `count` buffers, so a buffer is reused only after its lane completed.
+  processor->reset();
+  for (int i = 0; i < total; ++i) {
+    if (i == warmup) t0 = Clock::now();
+    const int lane = i % lanes;
+    if (i >= lanes) processor->wait(lane);
+    processor->enqueue(lane, in[i % count]->view, out[i % count]->view);
+  }
+  for (int i = std::max(0, total - lanes); i < total; ++i) processor->wait(i % lanes);
+  const double overlapped_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.overlapped_fps = measured / overlapped_s;
+  r.overlap_efficiency = r.stage_sum_ms / (overlapped_s * 1000.0 / measured);
+  // The same frames in the same order from the same state (reset): the last outputs of both
+  // runs must be identical (the temporal state, e.g. A, carried correctly across lanes).
+  r.identical = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    const PlaneView& y = out[i]->view.planes[0];
+    r.identical &= serial_bytes[i] == std::string(reinterpret_cast<const char*>(y.data),
+                                                  static_cast<std::size_t>(y.stride) * y.height);
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    inputs.release(in[i]);
+    outputs.release(out[i]);
+  }
+  return r;
+}
+
+void print_pipeline(const std::vector<PipelineResult>& results) {
+  fmt::print("\nraw-frame pipeline (host -> backend -> host, pinned buffers)\n");
+  fmt::print("{:<28} {:>11} {:>6} {:>12} {:>14} {:>12} {:>11}  {}\n", "backend", "size", "lanes", "serial fps",
+             "overlapped fps", "stages ms", "overlap eff", "same output");
+  for (const PipelineResult& r : results) {
+    fmt::print("{:<28} {:>11} {:>6} {:>12.1f} {:>14.1f} {:>12.3f} {:>11.2f}  {}\n", r.backend,
+               fmt::format("{}x{}", r.width, r.height), r.lanes, r.serial_fps, r.overlapped_fps, r.stage_sum_ms,
+               r.overlap_efficiency, r.identical ? "yes" : "NO");
+    std::string stages = "    stages (serial, ms/frame):";
+    for (const StageTime& st : r.stages) stages += fmt::format(" {} {:.3f}", st.name, st.ms);
+    fmt::print("{}\n", stages);
+  }
+}
+
+nlohmann::json pipeline_json(const std::vector<PipelineResult>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PipelineResult& r : results) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (const StageTime& st : r.stages) stages[st.name] = st.ms;
+    rows.push_back({{"backend", r.backend}, {"width", r.width}, {"height", r.height}, {"frames", r.frames},
+                    {"lanes", r.lanes}, {"serial_fps", r.serial_fps}, {"overlapped_fps", r.overlapped_fps},
+                    {"stage_sum_ms", r.stage_sum_ms}, {"overlap_efficiency", r.overlap_efficiency},
+                    {"same_output", r.identical}, {"stages_ms", stages}, {"pinned_bytes", r.pinned_bytes}});
+  }
+  return rows;
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
@@ -281,7 +402,7 @@ int bench_main(int argc, char** argv) {
   std::string color_text = "luma";
   int frames = 20, warmup = 3, threads = 0, window = 63;
   float clip = 0.f;
-  bool seed_tables = false, ahe_windows = false;
+  bool seed_tables = false, ahe_windows = false, raw_pipeline = false;
   std::vector<std::string> sets;
   app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)");
   app.add_option("--size", size, "generated frames of this size, WxH (default 1920x1080)");
@@ -296,6 +417,8 @@ int bench_main(int argc, char** argv) {
   app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
   app.add_option("--set", sets, "override one configuration key: key=value")->allow_extra_args(false);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_flag("--pipeline", raw_pipeline,
+               "raw frames host -> backend -> host: one frame at a time versus overlapped lanes, in one run");
   app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");
   app.add_flag("--seed-tables", seed_tables,
                "reproduce the seed papers' tables: DCP (Wu), AHE windows (Panconi), HE sizes (Bugetti)");
@@ -371,6 +494,23 @@ int bench_main(int argc, char** argv) {
       c.width = width;
       c.height = height;
       cases.push_back(c);
+    }
+
+    if (raw_pipeline) {
+      if (source.empty())
+        for (int s = 0; s < 4; ++s) source.push_back(generate_frame(format, width, height, s));
+      std::vector<PipelineResult> rows;
+      for (const ProcessingConfig& variant : backend_variants(base, backend, threads)) {
+        if (variant.backend == Backend::cpu && variant.threads == 1) continue;  // lanes need a GPU
+        rows.push_back(run_raw_pipeline(variant, source, frames, warmup));
+      }
+      print_pipeline(rows);
+      if (!json_path.empty()) {
+        std::ofstream out(json_path);
+        if (!out) throw std::runtime_error(json_path + ": cannot write");
+        out << nlohmann::json{{"tool", "hazefree bench --pipeline"}, {"results", pipeline_json(rows)}}.dump(2) << "\n";
+      }
+      return 0;
     }
 
     std::vector<BenchResult> results;

@@ -56,6 +56,8 @@ Probe probe(const std::string& path) {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+test::CommandResult run_hazefree_bench(const std::string& arguments) { return test::run_hazefree("bench " + arguments); }
+
 }  // namespace
 
 TEST_CASE("cli: dcp on the sample clip keeps every frame, the audio and the timestamps") {
@@ -195,4 +197,37 @@ TEST_CASE("cli: --print-config prints every key and exits 0") {
   CHECK(r.out.find("mode = \"ahe\"") != std::string::npos);
   CHECK(r.out.find("window = 31") != std::string::npos);
   CHECK(r.out.find("[dcp]") != std::string::npos);
+}
+
+TEST_CASE("cli: bench reports every case as a table and as JSON") {
+  const std::string dir = test::temp_dir("cli-bench");
+  const test::CommandResult r = run_hazefree_bench("--backend cpu --size 96x64 --frames 2 --warmup 1 --ahe-windows --json " +
+                                                   q(dir + "/bench.json"));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  for (const char* label : {"ahe w=31", "ahe w=63", "ahe w=127", "ahe w=255", "ahe w=511"})
+    CHECK(r.out.find(label) != std::string::npos);
+  std::ifstream in(dir + "/bench.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"ms_per_mpixel\"") != std::string::npos);
+  CHECK(json.find("\"width\": 96") != std::string::npos);
+}
+
+TEST_CASE("cli: bench --pipeline runs serial and overlapped and gets the same output") {
+  const std::string dir = test::temp_dir("cli-bench-pipeline");
+  const test::CommandResult r =
+      run_hazefree_bench("--pipeline --backend cpu --size 80x48 --frames 6 --warmup 2 --json " + q(dir + "/p.json"));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("overlapped fps") != std::string::npos);
+  std::ifstream in(dir + "/p.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"same_output\": true") != std::string::npos);
+  CHECK(json.find("\"overlap_efficiency\"") != std::string::npos);
+}
+
+TEST_CASE("cli: bench refuses a bad size with status 2") {
+  const test::CommandResult r = run_hazefree_bench("--size 0x10");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--size 0x10") != std::string::npos);
 }
