@@ -152,6 +152,11 @@ void MediaWriter::Impl::check_paths(const MediaReader& source) {
       throw_io(name, "is the input file; choose another output");
     }
     if (fs::is_directory(output, error)) throw_io(name, "is a directory");
+    if (!fs::is_regular_file(output, error)) {
+      // A device or a FIFO (/dev/null, a named pipe): written in place, never renamed over.
+      write_url = output.string();
+      return;
+    }
     if (!options.overwrite) throw_io(name, "already exists (use -y to overwrite)");
   }
   // Same folder (so the final rename is atomic), hidden, and with the real extension kept last
@@ -185,7 +190,11 @@ void MediaWriter::Impl::choose_encoder(const AVOutputFormat& muxer_format) {
     if (codec->type != AVMEDIA_TYPE_VIDEO) throw_io(name, "'" + options.encoder + "' is not a video encoder");
     return;
   }
-  if (!is_single_picture_stream_muxer(muxer_format) &&
+  // Containers of compressed video get libx264; raw ones (rawvideo, null, y4m) and image
+  // formats keep their own default codec.
+  const bool raw_muxer = muxer_format.video_codec == AV_CODEC_ID_RAWVIDEO ||
+                         muxer_format.video_codec == AV_CODEC_ID_WRAPPED_AVFRAME;
+  if (!raw_muxer && !is_single_picture_stream_muxer(muxer_format) &&
       avformat_query_codec(&muxer_format, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) != 0) {
     codec = avcodec_find_encoder_by_name("libx264");
   }
