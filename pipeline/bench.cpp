@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -69,6 +71,13 @@ struct BenchResult {
   int width = 0, height = 0, frames = 0;
   double median_ms = 0, mean_ms = 0, min_ms = 0;
   std::vector<StageTime> stages;  // mean per stage
+  // Per measured frame: wall ms, each stage's ms, and the atmospheric light used (DCP).
+  struct Frame {
+    double ms = 0;
+    std::vector<StageTime> stages;
+    std::array<float, 3> a{};
+  };
+  std::vector<Frame> per_frame;
   double paper_value = 0;
   std::string paper_unit, paper_source;
   double ms_per_mpixel() const { return median_ms / (double(width) * height / 1e6); }
@@ -80,6 +89,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
       c.config.backend == Backend::cuda ? make_cuda_processor(c.config) : make_cpu_processor(c.config);
   Image out(frames[0].view().format, c.width, c.height);
   std::vector<double> times;
+  std::vector<BenchResult::Frame> per_frame;
   std::map<std::string, double> stage_sum;
   std::vector<std::string> stage_order;
   for (int i = 0; i < warmup + measured; ++i) {
@@ -89,10 +99,12 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (i < warmup) continue;
     times.push_back(ms);
-    for (const StageTime& s : processor->stage_times()) {
+    BenchResult::Frame frame{ms, processor->stage_times(), processor->atmospheric_light()};
+    for (const StageTime& s : frame.stages) {
       if (!stage_sum.count(s.name)) stage_order.push_back(s.name);
       stage_sum[s.name] += s.ms;
     }
+    per_frame.push_back(std::move(frame));
   }
   BenchResult r;
   r.label = c.label;
@@ -108,6 +120,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   for (double t : times) total += t;
   r.mean_ms = total / times.size();
   for (const std::string& name : stage_order) r.stages.push_back({name, stage_sum[name] / measured});
+  r.per_frame = std::move(per_frame);
   // The paper's column matching this backend.
   if (c.config.backend == Backend::cuda) r.paper_value = c.paper_gpu;
   else if (c.config.threads == 1) r.paper_value = c.paper_sequential;
@@ -149,7 +162,14 @@ nlohmann::json to_json(const std::vector<BenchResult>& results) {
   for (const BenchResult& r : results) {
     nlohmann::json stages = nlohmann::json::object();
     for (const StageTime& s : r.stages) stages[s.name] = s.ms;
-    rows.push_back({{"case", r.label},
+    nlohmann::json frames = nlohmann::json::array();
+    for (const BenchResult::Frame& f : r.per_frame) {
+      nlohmann::json fs = nlohmann::json::object();
+      for (const StageTime& s : f.stages) fs[s.name] = s.ms;
+      frames.push_back({{"ms", f.ms}, {"stages_ms", fs}, {"atmospheric_light", {f.a[0], f.a[1], f.a[2]}}});
+    }
+    rows.push_back({{"per_frame", frames},
+                    {"case", r.label},
                     {"backend", r.backend},
                     {"width", r.width},
                     {"height", r.height},
@@ -393,13 +413,28 @@ nlohmann::json pipeline_json(const std::vector<PipelineResult>& results) {
   return rows;
 }
 
+// Draws the plot with the project's script (next to the sources, or HAZEFREE_PLOT_SCRIPT).
+void plot_results(const std::string& json_path, const std::string& png_path) {
+  const char* from_env = std::getenv("HAZEFREE_PLOT_SCRIPT");
+  const std::string script = from_env ? from_env : std::string(HAZEFREE_SOURCE_DIR) + "/scripts/plot-bench.py";
+  if (!std::ifstream(script)) throw std::runtime_error(script + ": plot script not found (set HAZEFREE_PLOT_SCRIPT)");
+  auto quoted = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  const std::string command = "python3 " + quoted(script) + " " + quoted(json_path) + " " + quoted(png_path);
+  if (std::system(command.c_str()) != 0) throw std::runtime_error(png_path + ": the plot script failed");
+  fmt::print(stderr, "bench: plot written to {}\n", png_path);
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
   CLI::App app{"hazefree bench: fps and per-stage timings, warm-up excluded (table on stdout, JSON with --json)",
                "hazefree bench"};
   std::string input, size = "1920x1080", mode_text = "dcp", backend = "all", json_path, config_file;
-  std::string color_text = "luma";
+  std::string color_text = "luma", plot_path;
   int frames = 20, warmup = 3, threads = 0, window = 63;
   float clip = 0.f;
   bool seed_tables = false, ahe_windows = false, raw_pipeline = false;
@@ -417,6 +452,9 @@ int bench_main(int argc, char** argv) {
   app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
   app.add_option("--set", sets, "override one configuration key: key=value")->allow_extra_args(false);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
+  app.add_option("--plot", plot_path,
+                 "also draw the per-frame stage times and the atmospheric light over time into this PNG "
+                 "(scripts/plot-bench.py, python3 with matplotlib)");
   app.add_flag("--pipeline", raw_pipeline,
                "raw frames host -> backend -> host: one frame at a time versus overlapped lanes, in one run");
   app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");
@@ -536,6 +574,7 @@ int bench_main(int argc, char** argv) {
     }
     if (decode_ms > 0) fmt::print("decode: {:.3f} ms/frame ({}, {} frames)\n", decode_ms, input, source.size());
     print_table(results);
+    if (!plot_path.empty() && json_path.empty()) json_path = plot_path + ".json";
     if (!json_path.empty()) {
       nlohmann::json doc = {{"tool", "hazefree bench"},
                             {"version", HAZEFREE_VERSION},
@@ -546,6 +585,7 @@ int bench_main(int argc, char** argv) {
       if (!out) throw std::runtime_error(json_path + ": cannot write");
       out << doc.dump(2) << "\n";
     }
+    if (!plot_path.empty()) plot_results(json_path, plot_path);
     return 0;
   } catch (const UsageError& e) {
     fmt::print(stderr, "hazefree bench: {}\n", e.what());
