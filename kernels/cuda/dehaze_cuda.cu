@@ -272,16 +272,23 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
       if (better(c, best)) best = c;
     }
   }
-  __shared__ Candidate s_best[kBlock * 8];
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  s_best[tid] = best;
-  __syncthreads();
-  for (int stride = (blockDim.x * blockDim.y) / 2; stride > 0; stride /= 2) {
-    if (tid < stride && better(s_best[tid + stride], s_best[tid])) s_best[tid] = s_best[tid + stride];
-    __syncthreads();
+  // Warp shuffles, then the 8 warp winners through shared memory.
+  for (int o = 16; o > 0; o /= 2) {
+    Candidate other;
+    other.dark = __shfl_down_sync(0xffffffffu, best.dark, o);
+    other.grey = __shfl_down_sync(0xffffffffu, best.grey, o);
+    other.x = __shfl_down_sync(0xffffffffu, best.x, o);
+    other.y = __shfl_down_sync(0xffffffffu, best.y, o);
+    if (better(other, best)) best = other;
   }
+  __shared__ Candidate s_best[8];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  if (threadIdx.x == 0) s_best[threadIdx.y] = best;
+  __syncthreads();
   if (tid == 0) {
-    const Candidate& b = s_best[0];
+    Candidate b = s_best[0];
+    for (int i = 1; i < 8; ++i)
+      if (better(s_best[i], b)) b = s_best[i];
     blocks[blockIdx.y * gridDim.x + blockIdx.x] =
         make_float4(b.dark, b.grey, __int_as_float(b.x), __int_as_float(b.y));
   }
@@ -289,9 +296,6 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
 
 constexpr int kSelectThreads = 1024;
 constexpr int kSharedKeys = 8192;  // 64 KB of dynamic shared memory
-// Up to this many blocks to average, rounds of a block argmax (about 0.1 us each) beat the
-// eight passes of the radix select.
-constexpr int kArgmaxRounds = 48;
 
 // The ranking key of a block without its index: dark then grey, both >= 0, so their IEEE bits
 // order like the values (-0 folded to +0 first).
@@ -331,67 +335,6 @@ __global__ void __launch_bounds__(kSelectThreads)
     s_remaining = static_cast<unsigned>(used);
   }
   __syncthreads();
-  unsigned long long threshold = 0;
-  int take_equal = 0;
-  if (used <= kArgmaxRounds) {
-    // Few blocks to take (the usual 1%): `used` rounds of a block-wide argmax over
-    // (key, -index). The last one taken is the threshold; equal keys are taken by index, so
-    // "equal to the threshold and index <= the last index taken" reproduces the ranking.
-    __shared__ unsigned long long s_warp_key[kSelectThreads / 32];
-    __shared__ int s_warp_index[kSelectThreads / 32];
-    __shared__ unsigned long long s_best_key;
-    __shared__ int s_best_index;
-    unsigned long long last_key = ~0ull;
-    int last_index = -1;
-    for (int round = 0; round < used; ++round) {
-      // Best remaining candidate of this thread: below (last_key, last_index) in the order.
-      unsigned long long best_key = 0;
-      int best_index = -1;
-      for (int i = tid; i < count; i += blockDim.x) {
-        const unsigned long long key = key_of(i);
-        const bool remaining = key < last_key || (key == last_key && i > last_index);
-        if (remaining && (best_index < 0 || key > best_key || (key == best_key && i < best_index))) {
-          best_key = key;
-          best_index = i;
-        }
-      }
-      for (int o = 16; o > 0; o /= 2) {
-        const unsigned long long k2 = __shfl_down_sync(0xffffffffu, best_key, o);
-        const int i2 = __shfl_down_sync(0xffffffffu, best_index, o);
-        if (i2 >= 0 && (best_index < 0 || k2 > best_key || (k2 == best_key && i2 < best_index))) {
-          best_key = k2;
-          best_index = i2;
-        }
-      }
-      if ((tid & 31) == 0) {
-        s_warp_key[tid / 32] = best_key;
-        s_warp_index[tid / 32] = best_index;
-      }
-      __syncthreads();
-      if (tid < 32) {
-        best_key = s_warp_key[tid];
-        best_index = s_warp_index[tid];
-        for (int o = 16; o > 0; o /= 2) {
-          const unsigned long long k2 = __shfl_down_sync(0xffffffffu, best_key, o);
-          const int i2 = __shfl_down_sync(0xffffffffu, best_index, o);
-          if (i2 >= 0 && (best_index < 0 || k2 > best_key || (k2 == best_key && i2 < best_index))) {
-            best_key = k2;
-            best_index = i2;
-          }
-        }
-        if (tid == 0) {
-          s_best_key = best_key;
-          s_best_index = best_index;
-        }
-      }
-      __syncthreads();
-      last_key = s_best_key;
-      last_index = s_best_index;
-    }
-    threshold = last_key;
-    // Equal keys ranked before the last one taken are exactly those with a smaller index.
-    take_equal = -1 - last_index;  // marker: select equal keys by index <= last_index
-  } else {
   unsigned long long mask = 0;
   for (int pass = 0; pass < 8; ++pass) {
     const int shift = 56 - 8 * pass;
@@ -437,9 +380,8 @@ __global__ void __launch_bounds__(kSelectThreads)
     mask |= 255ull << shift;
     __syncthreads();
   }
-  threshold = s_prefix;
-  take_equal = static_cast<int>(s_remaining);  // blocks equal to the threshold to take
-  }
+  const unsigned long long threshold = s_prefix;
+  const int take_equal = static_cast<int>(s_remaining);  // blocks equal to the threshold to take
 
   // Blocked arrangement: thread t owns [t * per, (t + 1) * per), so the equal ones are taken in
   // index order through an exclusive scan of the per-thread counts.
@@ -455,7 +397,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     const float4 b = blocks[i];
     const unsigned long long key = key_of(i);
     bool take = key > threshold;
-    if (key == threshold) take = take_equal < 0 ? i <= -1 - take_equal : equal_before++ < take_equal;
+    if (key == threshold) take = equal_before++ < take_equal;
     if (take) {
       const Rgb3f c = load_rgb_f(f, k, __float_as_int(b.z), __float_as_int(b.w));
       sum[0] += c.r;
@@ -500,6 +442,11 @@ __global__ void __launch_bounds__(kSelectThreads)
 // ---- guided filter --------------------------------------------------------------------------
 
 constexpr int kRowThreads = 256;
+// Rows per thread of the vertical box sums (at least; r / 2 for large radii, so that each
+// chunk's O(r) start stays a bounded share of its work). Parallelism wins over the start's
+// re-reads: the fast guided filter at 1080p (r = 8) took 112 / 79 / 64 us with chunks of
+// 64 / 32 / 16 rows (H200, 2026-11-21).
+constexpr int kColumnChunk = 16;
 constexpr int kMaxSources = 4;
 
 // Box-filter sources over at most two input planes: source c is in[first[c]], times
@@ -863,7 +810,7 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   launch_box_rows(first, w, h, st, rx, prefix_.get(), stream);
 
   // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
-  const int chunk = std::max(32, ry);
+  const int chunk = std::max(kColumnChunk, ry / 2);
   const dim3 block(64, 2);
   const dim3 grid(div_up(w, 64), div_up(div_up(h, chunk), 2));
   ColumnArgs args{};
