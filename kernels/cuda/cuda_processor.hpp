@@ -35,15 +35,15 @@ class CudaProcessor final : public FrameProcessor {
   std::array<float, 3> atmospheric_light() const override;
   std::vector<StageTime> stage_times() const override;
 
-  // ---- pipeline interface ----
-  int lanes() const;
+  // ---- pipeline interface (FrameProcessor's overlapped processing) ----
+  int lanes() const override;
   cudaStream_t stream(int lane) const;
   // Enqueues upload, processing and download of one frame on `lane` and returns at once.
   // h_in / h_out must stay untouched until wait(lane); pinned memory (cudaMallocHost) makes the
   // copies asynchronous. The lane's previous frame must have been waited for.
-  void enqueue(int lane, const ImageView& h_in, const ImageView& h_out);
+  void enqueue(int lane, const ImageView& h_in, const ImageView& h_out) override;
   // Blocks until the lane's last enqueued frame is in its h_out; rethrows device errors.
-  void wait(int lane);
+  void wait(int lane) override;
 
   // ---- device-resident interface (benchmarks, NVDEC frames) ----
   // Device frames for `lane` shaped like `format` x width x height (owned by the lane).
