@@ -27,6 +27,9 @@ extern "C" void on_stop_signal(int) {
   hazefree::request_stop();
 }
 
+// Its only effect is to make a blocking read() of the decoder thread return (EINTR).
+extern "C" void on_wake_signal(int) {}
+
 void install_signal_handlers() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
@@ -34,6 +37,13 @@ void install_signal_handlers() {
   action.sa_flags = 0;  // no SA_RESTART: a blocked read returns and sees the stop request
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // SIGURG is ignored by default, so borrowing it to wake the reader changes nothing else.
+  struct sigaction wake {};
+  wake.sa_handler = on_wake_signal;
+  sigemptyset(&wake.sa_mask);
+  wake.sa_flags = 0;
+  sigaction(SIGURG, &wake, nullptr);
+  hazefree::set_stop_wake_signal(SIGURG);
   std::signal(SIGPIPE, SIG_IGN);  // a closed output pipe is an error message, not a silent death
 }
 

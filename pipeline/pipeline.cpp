@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -26,6 +28,28 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 std::atomic<io::MediaReader*> g_active_reader{nullptr};
+// A stop request wakes the decoder thread with this signal (see set_stop_wake_signal()).
+std::atomic<int> g_wake_signal{0};
+std::atomic<pthread_t> g_reading_thread{0};  // 0: none
+// request_stop() calls in progress: the reader and the reading thread are not released while
+// one may still be using them.
+std::atomic<int> g_stoppers{0};
+
+void wait_for_stoppers() {
+  while (g_stoppers.load() != 0) std::this_thread::yield();
+}
+
+// The decoder thread, registered while it may block in a read.
+class ReadingThread {
+ public:
+  ReadingThread() { g_reading_thread.store(pthread_self()); }
+  ~ReadingThread() {
+    g_reading_thread.store(0);
+    wait_for_stoppers();
+  }
+  ReadingThread(const ReadingThread&) = delete;
+  ReadingThread& operator=(const ReadingThread&) = delete;
+};
 
 std::int64_t steady_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -96,12 +120,16 @@ class Pipeline {
     const auto start = std::chrono::steady_clock::now();
     g_active_reader.store(&reader_);
     if (g_stop_requested.load()) reader_.interrupt();
-    std::thread decoder([this] { guarded([this] { decode_loop(); }); });
+    std::thread decoder([this] {
+      ReadingThread registration;
+      guarded([this] { decode_loop(); });
+    });
     std::thread encoder([this] { guarded([this] { encode_loop(); }); });
     guarded([this] { process_loop(); });
     decoder.join();
     encoder.join();
     g_active_reader.store(nullptr);
+    wait_for_stoppers();
     failure_.rethrow_if_failed();
 
     RunSummary summary;
@@ -329,9 +357,18 @@ class Pipeline {
 }  // namespace
 
 void request_stop() {
+  g_stoppers.fetch_add(1);
   g_stop_requested.store(true);
   if (io::MediaReader* reader = g_active_reader.load()) reader->interrupt();
+  // The reader's interrupt is only seen between reads: a read() waiting on a silent source
+  // must be made to return (EINTR), after which FFmpeg checks the interrupt and gives up.
+  const int wake = g_wake_signal.load();
+  const pthread_t reading = g_reading_thread.load();
+  if (wake != 0 && reading != 0 && !pthread_equal(reading, pthread_self())) pthread_kill(reading, wake);
+  g_stoppers.fetch_sub(1);
 }
+
+void set_stop_wake_signal(int signal_number) { g_wake_signal.store(signal_number); }
 
 bool stop_requested() { return g_stop_requested.load(); }
 

@@ -36,6 +36,10 @@ struct RunSummary {
 // handler (it only stores atomics).
 void request_stop();
 bool stop_requested();
+// With a signal number (one whose handler does nothing and is installed without SA_RESTART),
+// request_stop() also sends it to the thread reading the input, so that a read() blocked on a
+// silent pipe or socket returns and the stop does not wait for more input. 0 (the default): off.
+void set_stop_wake_signal(int signal_number);
 
 // Runs the whole job; throws io::IoError / std::runtime_error with a one-line message.
 RunSummary run_pipeline(const RunOptions& options);
