@@ -497,6 +497,10 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+// (Swapping the directions, vertical sums of the two input planes first and a/b fused into the
+// row pass, measured 120 against 124 us at 1080p and 414 against 373 us at 4K on the H200,
+// 2026-11-21, and moved the rounding away from the CPU's: 13 M of 32 M samples no longer
+// bit-identical, against 54. The CPU's order is kept.)
 // Radii up to kFastRowRadius: one block per (row, tile of kRowTile outputs). The tile's inputs
 // [x0 - r, x0 + kRowTile + r) (zero outside the image, which clips the window) are prefix-summed
 // in double by one block scan per source and the window sums read as differences: the cost per
