@@ -22,6 +22,8 @@ cmake --build "$root/build-device" -j "$jobs" --target hazefree hazefree_gpu_tes
 
 mkdir -p "$root/.device"
 cp "$root/build-device/hazefree" "$root/build-device/tests/hazefree_gpu_tests" "$root/.device/"
+# The static ffmpeg/ffprobe programs make and probe test media there (gpu-check.sh pipeline).
+cp "$prefix/bin/ffmpeg" "$prefix/bin/ffprobe" "$root/.device/"
 # Only system libraries may remain dynamic: the GPU machine has no FFmpeg.
 if ldd "$root/.device/hazefree" | grep -E 'libav|libsw|libx264' ; then
   echo "build-device: hazefree still links FFmpeg dynamically" >&2

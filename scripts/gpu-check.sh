@@ -4,7 +4,10 @@
 # cases, and the kernel benchmark (ms per mode at 1080p/4K next to the targets).
 # Binaries come from .device/ (scripts/build-device.sh puts them there). Results go to $OUT
 # (or ./gpu-check-out); the last lines printed are the summary.
-#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|all]   (default all)
+#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|pipeline|all]   (default all)
+# "pipeline" (not part of all: it needs .device/ffmpeg and .device/ffprobe from build-device.sh):
+# the seed-paper tables on this machine's CPU and GPU, serial versus overlapped raw frames, a real
+# 1080p file through decode + DCP + x264 against a bare ffmpeg transcode, and a live source.
 set -u
 what=${1:-all}
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -57,4 +60,54 @@ if [[ ($what == all || $what == e2e) && -x .device/hazefree ]]; then
   tail -n 30 "$OUT/e2e.log"
 fi
 
+if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then
+  HF=.device/hazefree FF=.device/ffmpeg FP=.device/ffprobe
+  now() { date +%s.%N; }
+  frames_of() { "$FP" -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
+  packets_of() { "$FP" -v error -count_packets -select_streams a:0 -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
+  lscpu | grep -E 'Model name|^CPU\(s\)' >"$OUT/pipeline.txt"
+
+  # The seed papers' tables: sequential CPU, OpenMP CPU (all cores) and CUDA, beside the papers.
+  timeout 240 "$HF" bench --seed-tables --frames 10 --json "$OUT/seed-tables.json" >>"$OUT/pipeline.txt" 2>/dev/null
+  summary+=("seed tables: exit $?")
+  timeout 120 "$HF" bench --ahe-windows --frames 10 --json "$OUT/ahe-1080p.json" >>"$OUT/pipeline.txt" 2>/dev/null
+  summary+=("ahe windows 1080p: exit $?")
+
+  # Raw frames host -> GPU -> host: one at a time versus two overlapped lanes, in one run.
+  for args in "--mode dcp" "--mode dcp --set dcp.gf_subsample=4" "--mode he" "--mode ahe --window 63"; do
+    # shellcheck disable=SC2086
+    timeout 60 "$HF" bench --pipeline --backend cuda --frames 2000 --warmup 50 $args >>"$OUT/pipeline.txt" 2>&1
+    summary+=("raw pipeline $args: exit $?")
+  done
+  # Per-frame stage times and A over a real clip, for the plot (drawn where matplotlib is).
+  timeout 60 "$HF" bench --backend cuda --input samples/hazy-street.mp4 --frames 100 --json "$OUT/plot-cuda.json" \
+    >>"$OUT/pipeline.txt" 2>&1
+
+  # A real 1080p file: decode + DCP + x264 veryfast against a bare ffmpeg transcode.
+  "$FF" -v error -y -stream_loop 5 -i samples/hazy-street.mp4 -vf scale=1920:1080 -c:v libx264 -preset veryfast \
+    -crf 20 -c:a copy /tmp/in1080.mp4
+  t0=$(now); "$FF" -v error -y -i /tmp/in1080.mp4 -c:v libx264 -preset veryfast -c:a copy /tmp/bare.mp4; t1=$(now)
+  bare=$(awk "BEGIN{print $t1 - $t0}")
+  for backend in cuda cpu; do
+    t0=$(now); timeout 200 "$HF" -y -b $backend --preset veryfast --crf 23 /tmp/in1080.mp4 /tmp/hf-$backend.mp4 \
+      >>"$OUT/pipeline.txt" 2>&1; rc=$?; t1=$(now)
+    took=$(awk "BEGIN{print $t1 - $t0}")
+    summary+=("1080p file $backend: exit $rc, ${took} s vs bare transcode ${bare} s (ratio $(awk "BEGIN{printf \"%.3f\", $took / $bare}")); frames $(frames_of /tmp/in1080.mp4) -> $(frames_of /tmp/hf-$backend.mp4), audio packets $(packets_of /tmp/in1080.mp4) -> $(packets_of /tmp/hf-$backend.mp4)")
+  done
+
+  # A live source at 30 fps through --live: drops and latency are reported by the summary line.
+  "$FF" -v error -re -f lavfi -i testsrc2=size=1920x1080:rate=30 -t 8 -pix_fmt yuv420p -f yuv4mpegpipe - |
+    timeout 60 "$HF" --live -b cuda - /tmp/live.mkv >"$OUT/live.txt" 2>&1
+  summary+=("live 1080p30 cuda: exit $? $(tail -n 1 "$OUT/live.txt")")
+  # This GPU has no NVENC engine: the error must say so.
+  timeout 30 "$HF" -y -b cuda --encoder h264_nvenc samples/hazy-street.mp4 /tmp/nvenc.mp4 >"$OUT/nvenc.txt" 2>&1
+  summary+=("h264_nvenc: exit $? $(tail -n 1 "$OUT/nvenc.txt")")
+  tail -n 40 "$OUT/pipeline.txt"
+fi
+
 printf '%s\n' "----- summary" "${summary[@]}" | tee "$OUT/summary.txt"
+# Few files come back from the GPU machine: pack the logs into one archive beside the summary.
+if [[ -n ${PACK_RESULTS:-} ]]; then
+  tar -C "$OUT" -czf /tmp/gpu-check-results.tgz --exclude summary.txt . && mv /tmp/gpu-check-results.tgz "$OUT/results.tgz"
+  find "$OUT" -maxdepth 1 -type f ! -name results.tgz ! -name summary.txt -delete
+fi
