@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,8 +37,14 @@ class MediaWriter {
   MediaWriter(const MediaWriter&) = delete;
   MediaWriter& operator=(const MediaWriter&) = delete;
 
-  // Encodes one frame; pts/duration in the source video time base.
+  // Encodes one frame; pts/duration in the source video time base. The pixels are copied, so the
+  // caller's buffer is free again when this returns.
   void write_frame(const ImageView& frame, std::int64_t pts, std::int64_t duration);
+  // The same without the copy: the encoder references the caller's pixels, and `release` runs
+  // (on some encoder thread, or inside this call) once nothing refers to them any more. The
+  // planes must lie in one allocation that stays valid until then.
+  void write_frame(const ImageView& frame, std::int64_t pts, std::int64_t duration,
+                   std::function<void()> release);
   // Copies one packet of a source stream (from MediaReader::take_packet()).
   void write_packet(Packet packet);
   // Flushes the encoder, writes the trailer, moves the temporary file into place.

@@ -78,6 +78,9 @@ int run_main(int argc, char** argv) {
                             s.latency_mean_ms, s.latency_max_ms);
       if (s.interrupted) line += " (interrupted: output ends early)";
       fmt::print(stderr, "{}\n", line);
+      if (options.verbose)
+        fmt::print(stderr, "hazefree: busy per frame: decode {:.3f} ms, process {:.3f} ms, encode {:.3f} ms\n",
+                   s.decode_ms, s.process_ms, s.encode_ms);
     }
     return s.interrupted ? 130 : 0;
   } catch (const hazefree::UsageError& e) {

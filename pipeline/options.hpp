@@ -27,7 +27,7 @@ struct RunOptions {
   io::OutputOptions output_options;
   bool side_by_side = false;
   bool live = false;
-  int queue_depth = 4;       // frames waiting between two stages (live: 1-2)
+  int queue_depth = 8;       // frames waiting between two stages (live: 1-2)
   bool quiet = false;
   bool verbose = false;
   std::string input_size;    // input.size "WxH" for rawvideo

@@ -145,6 +145,11 @@ class Pipeline {
       summary.latency_mean_ms = latency_sum_us_ / 1000.0 / latency_count_;
       summary.latency_max_ms = latency_max_us_ / 1000.0;
     }
+    if (summary.frames_out > 0) {
+      summary.decode_ms = decode_busy_us_ / 1000.0 / summary.frames_out;
+      summary.process_ms = process_busy_us_ / 1000.0 / summary.frames_out;
+      summary.encode_ms = encode_busy_us_ / 1000.0 / summary.frames_out;
+    }
     progress_->finish();
     return summary;
   }
@@ -184,7 +189,9 @@ class Pipeline {
   void decode_loop() {
     for (;;) {
       if (g_stop_requested.load()) break;
+      const std::int64_t t0 = steady_us();
       const io::MediaReader::Item item = reader_.read();
+      decode_busy_us_ += steady_us() - t0;
       if (item == io::MediaReader::Item::end) break;
       WorkItem work;
       if (item == io::MediaReader::Item::packet) {
@@ -193,7 +200,9 @@ class Pipeline {
         const io::DecodedFrame& decoded = reader_.frame();
         PooledFrame* frame = acquire_input_frame();
         if (!frame) return;  // aborted
+        const std::int64_t t1 = steady_us();
         copy_image(decoded.view, frame->view);
+        decode_busy_us_ += steady_us() - t1;
         frame->pts = decoded.pts;
         frame->duration = decoded.duration;
         frame->capture_us = decoded.capture_us ? decoded.capture_us : steady_us();
@@ -221,7 +230,9 @@ class Pipeline {
     flight.pop_front();
     if (done.item.frame) {
       PooledFrame* in = done.item.frame;
+      const std::int64_t t0 = steady_us();
       processor_->wait(done.lane);
+      process_busy_us_ += steady_us() - t0;
       done.out->pts = in->pts;
       done.out->duration = in->duration;
       done.out->capture_us = in->capture_us;
@@ -262,7 +273,9 @@ class Pipeline {
           in_pool_->release(item->frame);
           break;
         }
+        const std::int64_t t0 = steady_us();
         processor_->enqueue(lane, item->frame->view, out->view);
+        process_busy_us_ += steady_us() - t0;
         flight.push_back({std::move(*item), out, lane});
       }
       while (!flight.empty()) complete_front(flight);
@@ -292,12 +305,14 @@ class Pipeline {
           in_pool_->release(in);
           return;
         }
+        const std::int64_t t0 = steady_us();
         if (options_.side_by_side) {
           processor_->process(in->view, result_.view());
           compose_side_by_side(in->view, result_.view(), out->view);
         } else {
           processor_->process(in->view, out->view);
         }
+        process_busy_us_ += steady_us() - t0;
         out->pts = in->pts;
         out->duration = in->duration;
         out->capture_us = in->capture_us;
@@ -317,19 +332,27 @@ class Pipeline {
     while (std::optional<WorkItem> item = out_queue_.pop()) {
       if (item->frame) {
         PooledFrame* frame = item->frame;
-        writer_->write_frame(frame->view, frame->pts, frame->duration);
-        const std::int64_t latency = steady_us() - frame->capture_us;
+        const std::int64_t t0 = steady_us();
+        // The encoder references the pool buffer (no copy) and gives it back when done with it.
+        const std::int64_t capture_us = frame->capture_us;  // the frame may be reused once released
+        FramePool* pool = &*out_pool_;
+        writer_->write_frame(frame->view, frame->pts, frame->duration, [pool, frame] { pool->release(frame); });
+        encode_busy_us_ += steady_us() - t0;
+        const std::int64_t latency = steady_us() - capture_us;
         latency_sum_us_ += static_cast<double>(latency);
         latency_max_us_ = std::max(latency_max_us_, latency);
         ++latency_count_;
-        out_pool_->release(frame);
         progress_->frame_done(writer_->frames_written());
       } else {
         writer_->write_packet(std::move(item->packet));
         ++packets_copied_;
       }
     }
-    if (!failure_.failed()) writer_->finish();
+    if (!failure_.failed()) {
+      const std::int64_t t0 = steady_us();
+      writer_->finish();  // flushes the encoder's delayed frames
+      encode_busy_us_ += steady_us() - t0;
+    }
   }
 
   const RunOptions& options_;
@@ -352,6 +375,9 @@ class Pipeline {
   double latency_sum_us_ = 0;
   std::int64_t latency_max_us_ = 0;
   std::int64_t latency_count_ = 0;
+  std::int64_t decode_busy_us_ = 0;
+  std::int64_t process_busy_us_ = 0;
+  std::int64_t encode_busy_us_ = 0;
 };
 
 }  // namespace

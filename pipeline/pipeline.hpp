@@ -30,6 +30,11 @@ struct RunSummary {
   std::string processor;           // "cpu (2 threads)", "cuda (...)"
   double latency_mean_ms = 0.0;    // decode -> encoded, per frame (reported with --live)
   double latency_max_ms = 0.0;
+  // Busy time of each stage per frame (ms): where a run spends its time. A stage whose busy time
+  // is close to the wall time per frame is the one that limits the throughput.
+  double decode_ms = 0.0;   // demux + decode + the copy into the frame pool
+  double process_ms = 0.0;  // the backend (for lanes: enqueue + wait)
+  double encode_ms = 0.0;   // encode + mux
 };
 
 // Requests a graceful stop (drain, flush, trailer) of the running pipeline; safe from a signal
