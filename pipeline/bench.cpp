@@ -87,15 +87,25 @@ struct BenchResult {
 BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int measured, int warmup) {
   std::unique_ptr<FrameProcessor> processor =
       c.config.backend == Backend::cuda ? make_cuda_processor(c.config) : make_cpu_processor(c.config);
-  Image out(frames[0].view().format, c.width, c.height);
+  // The CUDA backend copies from and to page-locked memory, as the pipeline's pools provide.
+  const ImageView& shape = frames[0].view();
+  const BufferAllocator allocator =
+      c.config.backend == Backend::cuda ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
+  FramePool inputs(frames.size(), shape.format, shape.width, shape.height, allocator);
+  FramePool outputs(1, shape.format, shape.width, shape.height, allocator);
+  std::vector<PooledFrame*> in;
+  for (const Image& f : frames) {
+    in.push_back(inputs.acquire());
+    copy_image(f.view(), in.back()->view);
+  }
+  PooledFrame* out = outputs.acquire();
   std::vector<double> times;
   std::vector<BenchResult::Frame> per_frame;
   std::map<std::string, double> stage_sum;
   std::vector<std::string> stage_order;
   for (int i = 0; i < warmup + measured; ++i) {
-    const ImageView& in = frames[static_cast<std::size_t>(i) % frames.size()].view();
     const auto t0 = Clock::now();
-    processor->process(in, out.view());
+    processor->process(in[static_cast<std::size_t>(i) % in.size()]->view, out->view);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (i < warmup) continue;
     times.push_back(ms);
@@ -121,6 +131,8 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   r.mean_ms = total / times.size();
   for (const std::string& name : stage_order) r.stages.push_back({name, stage_sum[name] / measured});
   r.per_frame = std::move(per_frame);
+  for (PooledFrame* f : in) inputs.release(f);
+  outputs.release(out);
   // The paper's column matching this backend.
   if (c.config.backend == Backend::cuda) r.paper_value = c.paper_gpu;
   else if (c.config.threads == 1) r.paper_value = c.paper_sequential;

@@ -74,8 +74,9 @@ int run_main(int argc, char** argv) {
       if (s.packets_copied) line += fmt::format(", {} packets copied", s.packets_copied);
       if (s.decode_errors) line += fmt::format(", {} damaged frames skipped", s.decode_errors);
       if (options.live)
-        line += fmt::format(", {} frames dropped, latency mean {:.1f} ms max {:.1f} ms", s.frames_dropped,
-                            s.latency_mean_ms, s.latency_max_ms);
+        line += fmt::format(", {} frames dropped, latency mean {:.1f} ms, median {:.1f}, p95 {:.1f}, max {:.1f}",
+                            s.frames_dropped, s.latency_mean_ms, s.latency_p50_ms, s.latency_p95_ms,
+                            s.latency_max_ms);
       if (s.interrupted) line += " (interrupted: output ends early)";
       fmt::print(stderr, "{}\n", line);
       if (options.verbose)

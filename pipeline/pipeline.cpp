@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
@@ -144,6 +145,8 @@ class Pipeline {
     if (latency_count_ > 0) {
       summary.latency_mean_ms = latency_sum_us_ / 1000.0 / latency_count_;
       summary.latency_max_ms = latency_max_us_ / 1000.0;
+      summary.latency_p50_ms = latency_percentile(0.50);
+      summary.latency_p95_ms = latency_percentile(0.95);
     }
     if (summary.frames_out > 0) {
       summary.decode_ms = decode_busy_us_ / 1000.0 / summary.frames_out;
@@ -341,6 +344,8 @@ class Pipeline {
         const std::int64_t latency = steady_us() - capture_us;
         latency_sum_us_ += static_cast<double>(latency);
         latency_max_us_ = std::max(latency_max_us_, latency);
+        ++latency_histogram_[static_cast<std::size_t>(
+            std::clamp<std::int64_t>(latency / 1000, 0, kLatencyBuckets - 1))];
         ++latency_count_;
         progress_->frame_done(writer_->frames_written());
       } else {
@@ -375,6 +380,19 @@ class Pipeline {
   double latency_sum_us_ = 0;
   std::int64_t latency_max_us_ = 0;
   std::int64_t latency_count_ = 0;
+  // Latencies in 1 ms buckets (the last one holds everything beyond): percentiles of a run of
+  // any length in fixed memory.
+  static constexpr int kLatencyBuckets = 2000;
+  std::vector<std::int64_t> latency_histogram_ = std::vector<std::int64_t>(kLatencyBuckets, 0);
+  double latency_percentile(double fraction) const {
+    const auto wanted = static_cast<std::int64_t>(fraction * static_cast<double>(latency_count_));
+    std::int64_t seen = 0;
+    for (int ms = 0; ms < kLatencyBuckets; ++ms) {
+      seen += latency_histogram_[static_cast<std::size_t>(ms)];
+      if (seen > wanted) return ms + 0.5;
+    }
+    return kLatencyBuckets;
+  }
   std::int64_t decode_busy_us_ = 0;
   std::int64_t process_busy_us_ = 0;
   std::int64_t encode_busy_us_ = 0;

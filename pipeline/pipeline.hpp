@@ -29,6 +29,8 @@ struct RunSummary {
   bool interrupted = false;
   std::string processor;           // "cpu (2 threads)", "cuda (...)"
   double latency_mean_ms = 0.0;    // decode -> encoded, per frame (reported with --live)
+  double latency_p50_ms = 0.0;     // median (1 ms resolution)
+  double latency_p95_ms = 0.0;
   double latency_max_ms = 0.0;
   // Busy time of each stage per frame (ms): where a run spends its time. A stage whose busy time
   // is close to the wall time per frame is the one that limits the throughput.
