@@ -10,6 +10,7 @@
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -90,10 +91,13 @@ class FirstFailure {
 
 class Pipeline {
  public:
-  Pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor)
-      : options_(options),
+  // The backend starts (a CUDA context takes a few hundred ms) while the input is opened.
+  Pipeline(const RunOptions& options, std::future<std::unique_ptr<FrameProcessor>> processor,
+           std::chrono::steady_clock::time_point created)
+      : created_(created),
+        options_(options),
         reader_(options.input_options),
-        processor_(processor ? std::move(processor) : create_processor(options.processing, options.verbose)),
+        processor_(processor.get()),
         in_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
@@ -111,9 +115,10 @@ class Pipeline {
     writer_.emplace(options.output_options, reader_, out_width_, video.height, format);
     progress_.emplace(options.quiet, video.frame_count);
     if (options.verbose) {
-      fmt::print(stderr, "hazefree: {} {}x{} {} ({}) -> {} on {}\n", options.input, video.width,
-                 video.height, video.codec_name, video.source_pixel_format,
-                 options.output, processor_->description());
+      fmt::print(stderr, "hazefree: {} {}x{} {} ({}) -> {} on {}, {} lanes, set-up {:.0f} ms\n", options.input,
+                 video.width, video.height, video.codec_name, video.source_pixel_format, options.output,
+                 processor_->description(), lanes_,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_).count());
     }
   }
 
@@ -360,6 +365,7 @@ class Pipeline {
     }
   }
 
+  std::chrono::steady_clock::time_point created_;
   const RunOptions& options_;
   io::MediaReader reader_;
   std::unique_ptr<FrameProcessor> processor_;
@@ -419,7 +425,18 @@ bool stop_requested() { return g_stop_requested.load(); }
 RunSummary run_pipeline(const RunOptions& options) { return run_pipeline(options, nullptr); }
 
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor) {
-  Pipeline pipeline(options, std::move(processor));
+  const auto created = std::chrono::steady_clock::now();
+  std::future<std::unique_ptr<FrameProcessor>> pending;
+  if (processor) {
+    std::promise<std::unique_ptr<FrameProcessor>> given;
+    given.set_value(std::move(processor));
+    pending = given.get_future();
+  } else {
+    pending = std::async(std::launch::async, [&options] {
+      return create_processor(options.processing, options.verbose);
+    });
+  }
+  Pipeline pipeline(options, std::move(pending), created);
   return pipeline.run();
 }
 
