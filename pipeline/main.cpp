@@ -1,6 +1,7 @@
 // hazefree: command-line entry point.
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <exception>
@@ -15,11 +16,13 @@
 
 namespace {
 
-volatile std::sig_atomic_t g_signals = 0;
+// Atomic, not volatile sig_atomic_t: two signals can be handled at once on two threads, and a
+// plain ++ could then count them as one.
+std::atomic<int> g_signals{0};
 
 // First signal: drain, flush and finish the output. Second: abort at once.
 extern "C" void on_stop_signal(int) {
-  if (++g_signals >= 2) {
+  if (g_signals.fetch_add(1) + 1 >= 2) {
     static const char kMessage[] = "\nhazefree: aborted\n";
     (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
     _exit(130);
