@@ -10,7 +10,8 @@ build=${BUILD_DIR:-$root/build}
 packages=(build-essential cmake ninja-build pkg-config
           libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
           libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev doctest-dev
-          libopencv-dev)
+          libopencv-dev
+          clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
