@@ -12,6 +12,7 @@
 extern "C" {
 #include <libavdevice/avdevice.h>
 #include <libavutil/display.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -121,8 +122,50 @@ struct MediaReader::Impl {
   MediaReader::Item advance();
   void note_decode_error(int error);
   void deliver(AVFrame& frame);
+  void deliver_device(AVFrame& frame);
   void convert(AVFrame& frame);
+  bool setup_hwdec(const AVCodec* codec);
+  bool hwdec_active = false;
+
+  // Takes the GPU's output format when the decoder offers it.
+  static AVPixelFormat pick_cuda_format(AVCodecContext* context, const AVPixelFormat* offered) {
+    for (const AVPixelFormat* f = offered; *f != AV_PIX_FMT_NONE; ++f)
+      if (*f == AV_PIX_FMT_CUDA) return *f;
+    auto* self = static_cast<Impl*>(context->opaque);
+    warn(self->name, "the GPU decoder does not take this stream; decoding on the CPU");
+    return offered[0];
+  }
 };
+
+// NVDEC through FFmpeg's CUDA device, sharing the CUDA runtime's primary context so that the
+// processing backend can read the decoded pictures where they are.
+bool MediaReader::Impl::setup_hwdec(const AVCodec* codec) {
+  if (options.hwdec.empty()) return false;
+  if (options.hwdec != "cuda") throw_io(name, "--hwdec " + options.hwdec + ": unknown (accepted: cuda)");
+  bool supported = false;
+  for (int i = 0;; ++i) {
+    const AVCodecHWConfig* config = avcodec_get_hw_config(codec, i);
+    if (!config) break;
+    if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && config->device_type == AV_HWDEVICE_TYPE_CUDA)
+      supported = true;
+  }
+  if (!supported) {
+    warn(name, std::string("--hwdec cuda: no GPU decoder for ") + codec->name + "; decoding on the CPU");
+    return false;
+  }
+  AVDictionary* device_options = nullptr;
+  av_dict_set(&device_options, "primary_ctx", "1", 0);
+  AVBufferRef* device = nullptr;
+  const int result = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, device_options, 0);
+  av_dict_free(&device_options);
+  if (result < 0) throw_io(name, "--hwdec cuda: no CUDA device for decoding", result);
+  decoder->hw_device_ctx = device;
+  decoder->opaque = this;
+  decoder->get_format = pick_cuda_format;
+  // Pictures wait in the pipeline's queues and lanes: the decoder's surface pool must cover them.
+  decoder->extra_hw_frames = options.hw_frames_in_flight;
+  return true;
+}
 
 void MediaReader::Impl::open() {
   if (!packet || !decoded) throw_io(name, "out of memory");
@@ -207,7 +250,8 @@ void MediaReader::Impl::open_decoder(const AVCodec* codec) {
   int result = avcodec_parameters_to_context(decoder.get(), video_stream()->codecpar);
   if (result < 0) throw_io(name, "bad video stream parameters", result);
   decoder->pkt_timebase = video_stream()->time_base;
-  decoder->thread_count = options.decoder_threads;
+  hwdec_active = setup_hwdec(codec);
+  decoder->thread_count = hwdec_active ? 1 : options.decoder_threads;
   // Frame threading decodes several pictures at once, which delays each by a frame per thread;
   // live sources use slice threading instead to keep that delay off the camera path.
   decoder->thread_type = options.low_delay ? FF_THREAD_SLICE : FF_THREAD_FRAME;
@@ -256,7 +300,18 @@ void MediaReader::Impl::prime() {
 void MediaReader::Impl::describe(const AVFrame& first) {
   const AVStream* stream = video_stream();
   const AVCodecParameters* parameters = stream->codecpar;
-  const auto source_format = static_cast<AVPixelFormat>(first.format);
+  auto source_format = static_cast<AVPixelFormat>(first.format);
+  if (source_format == AV_PIX_FMT_CUDA) {
+    const auto* frames = reinterpret_cast<const AVHWFramesContext*>(first.hw_frames_ctx->data);
+    source_format = frames->sw_format;
+    if (source_format != AV_PIX_FMT_NV12) {
+      const char* format_name = av_get_pix_fmt_name(source_format);
+      throw_io(name, std::string("--hwdec cuda: the GPU decodes this stream as ") +
+                         (format_name ? format_name : "?") +
+                         "; only 8-bit 4:2:0 (nv12) pictures can stay on the GPU (run without --hwdec)");
+    }
+    info.on_device = true;
+  }
   info.width = first.width;
   info.height = first.height;
   const char* format_name = av_get_pix_fmt_name(source_format);
@@ -384,6 +439,7 @@ void MediaReader::Impl::note_decode_error(int error) {
 
 void MediaReader::Impl::deliver(AVFrame& frame) {
   current.capture_us = steady_now_us();
+  current.device_picture.reset();
   std::int64_t pts = frame.best_effort_timestamp;
   if (pts == AV_NOPTS_VALUE) pts = next_pts != AV_NOPTS_VALUE ? next_pts : 0;
   std::int64_t duration = frame.pkt_duration;
@@ -395,6 +451,7 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
   current.duration = std::max<std::int64_t>(duration, 0);
   next_pts = pts + std::max<std::int64_t>(duration, 1);
 
+  if (frame.format == AV_PIX_FMT_CUDA) return deliver_device(frame);
   PixelFormat layout{};
   const bool direct = from_av_format(static_cast<AVPixelFormat>(frame.format), &layout) &&
                       layout == info.format && frame.width == info.width &&
@@ -417,6 +474,33 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
     PlaneView plane = plane_geometry(info.format, info.width, info.height, i);
     plane.data = pixels->data[i];
     plane.stride = pixels->linesize[i];
+    view.planes[i] = plane;
+  }
+}
+
+// A GPU picture: the view points at device memory, and a reference keeps the surface from being
+// reused until the caller lets go of it.
+void MediaReader::Impl::deliver_device(AVFrame& frame) {
+  if (!info.on_device || frame.width != info.width || frame.height != info.height)
+    throw_io(name, "--hwdec cuda: the picture size changed mid-stream (run without --hwdec)");
+  AVFrame* held = av_frame_clone(&frame);
+  if (!held) throw_io(name, "out of memory");
+  current.device_picture = std::shared_ptr<void>(held, [](void* p) {
+    auto* f = static_cast<AVFrame*>(p);
+    av_frame_free(&f);
+  });
+  ImageView& view = current.view;
+  view = ImageView{};
+  view.format = PixelFormat::nv12;
+  view.width = info.width;
+  view.height = info.height;
+  view.matrix = info.matrix;
+  view.range = info.range;
+  view.plane_count = 2;
+  for (int i = 0; i < 2; ++i) {
+    PlaneView plane = plane_geometry(PixelFormat::nv12, info.width, info.height, i);
+    plane.data = held->data[i];
+    plane.stride = held->linesize[i];
     view.planes[i] = plane;
   }
 }

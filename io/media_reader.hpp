@@ -44,6 +44,8 @@ struct InputOptions {
   std::map<std::string, std::string> format_options;  // demuxer options (video_size, framerate, pixel_format...)
   int decoder_threads = 0;      // codec frame threads, 0 = automatic
   bool low_delay = false;       // live sources: no probing delay, low-delay decoding
+  std::string hwdec;            // "cuda": decode on the GPU (NVDEC), pictures stay in device memory
+  int hw_frames_in_flight = 16; // decoded GPU pictures the caller may hold at once (hwdec)
 };
 
 // What the writer needs to know about the input video and its companions.
@@ -68,6 +70,7 @@ struct VideoInfo {
   bool live = false;                          // device, pipe or network source
   std::string codec_name;
   std::string container_name;
+  bool on_device = false;                     // hwdec: pictures are in GPU memory (nv12)
 };
 
 // One decoded picture; its pixels belong to the reader and stay valid until the next read().
@@ -76,6 +79,9 @@ struct DecodedFrame {
   std::int64_t pts = 0;        // in VideoInfo::time_base (best effort timestamp)
   std::int64_t duration = 0;   // in VideoInfo::time_base, 0 unknown
   std::int64_t capture_us = 0; // steady-clock microseconds when the decoder returned it
+  // hwdec: the view's planes are device pointers, and this keeps the GPU picture alive (the
+  // decoder reuses it once every copy of this handle is gone).
+  std::shared_ptr<void> device_picture;
 };
 
 class MediaReader {

@@ -189,6 +189,8 @@ std::vector<ConfigKey> make_keys() {
                          [](auto& o) -> auto& { return o.input_rate; }));
   k.push_back(string_key("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", "an FFmpeg pixel format",
                          [](auto& o) -> auto& { return o.input_pixel_format; }));
+  k.push_back(string_key("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
+                         "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
   k.push_back(number_key<int>("input.threads", "decoder threads (0 = automatic)", "[0, 256]",
                               [](auto& o) -> auto& { return o.input_options.decoder_threads; }, 0, 256));
   k.push_back(string_key("output.format", "force the output container; empty = from the name (y4m on a pipe)", "a muxer name",
@@ -295,6 +297,10 @@ void finalize_options(RunOptions& options) {
   if (!options.input_rate.empty()) fo["framerate"] = options.input_rate;
   if (!options.input_pixel_format.empty()) fo["pixel_format"] = options.input_pixel_format;
   options.input_options.url = options.input;
+  if (!options.input_options.hwdec.empty() && options.input_options.hwdec != "cuda")
+    throw UsageError(fmt::format("input.hwdec: invalid value '{}' (accepted: cuda or empty)", options.input_options.hwdec));
+  // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.
+  options.input_options.hw_frames_in_flight = options.queue_depth + 8;
   options.output_options.url = options.output;
   if (options.live) {
     options.queue_depth = std::min(options.queue_depth, 2);
@@ -311,7 +317,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
   app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
 
-  std::string input, output, mode, color, backend, config_file, format, input_format, encoder, preset;
+  std::string input, output, mode, color, backend, config_file, format, input_format, encoder, preset, hwdec;
   int window = 0, crf = -1, threads = -1;
   float clip = -1.f;
   bool print_config = false, overwrite = false, quiet = false, verbose = false, live = false,
@@ -330,6 +336,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   app.add_option("-f,--format", format, "force the output container (y4m on a pipe by default)");
   app.add_option("--input-format", input_format, "force the input format (e.g. v4l2, rawvideo with --set input.size=WxH)");
   app.add_option("--encoder", encoder, "video encoder (default libx264)");
+  app.add_option("--hwdec", hwdec, "decode on the GPU (cuda: NVDEC), pictures stay in GPU memory (CUDA backend)");
   app.add_option("--crf", crf, "libx264/libx265 constant rate factor (default 20)");
   app.add_option("--preset", preset, "libx264/libx265 preset (default veryfast)");
   app.add_option("--threads", threads, "CPU threads for the CPU backend (0 = all cores, 1 = sequential)");
@@ -362,6 +369,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   if (!format.empty()) set_config_value(options, "output.format", format);
   if (!input_format.empty()) set_config_value(options, "input.format", input_format);
   if (!encoder.empty()) set_config_value(options, "output.encoder", encoder);
+  if (!hwdec.empty()) set_config_value(options, "input.hwdec", hwdec);
   if (app.count("--crf")) set_config_value(options, "output.crf", std::to_string(crf));
   if (!preset.empty()) set_config_value(options, "output.preset", preset);
   if (app.count("--threads")) set_config_value(options, "threads", std::to_string(threads));

@@ -66,6 +66,10 @@ struct Aborted {};
 struct WorkItem {
   PooledFrame* frame = nullptr;
   io::Packet packet;
+  // --hwdec: the picture stays in GPU memory; `frame` then carries only its timing.
+  std::shared_ptr<void> device_picture;
+  ImageView device_view;
+  const ImageView& pixels() const { return device_picture ? device_view : frame->view; }
 };
 
 // The first error of any stage; the others are consequences.
@@ -106,6 +110,10 @@ class Pipeline {
     // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
     // host after each frame, so it runs one frame at a time.
     lanes_ = options.side_by_side ? 0 : processor_->lanes();
+    if (video.on_device && lanes_ == 0) {
+      throw std::runtime_error(options.input + ": --hwdec cuda keeps pictures on the GPU: it needs the CUDA "
+                               "backend and no --side-by-side (processor: " + processor_->description() + ")");
+    }
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
     const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
     const BufferAllocator allocator = lanes_ > 0 ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
@@ -208,9 +216,14 @@ class Pipeline {
         const io::DecodedFrame& decoded = reader_.frame();
         PooledFrame* frame = acquire_input_frame();
         if (!frame) return;  // aborted
-        const std::int64_t t1 = steady_us();
-        copy_image(decoded.view, frame->view);
-        decode_busy_us_ += steady_us() - t1;
+        if (decoded.device_picture) {
+          work.device_picture = decoded.device_picture;
+          work.device_view = decoded.view;
+        } else {
+          const std::int64_t t1 = steady_us();
+          copy_image(decoded.view, frame->view);
+          decode_busy_us_ += steady_us() - t1;
+        }
         frame->pts = decoded.pts;
         frame->duration = decoded.duration;
         frame->capture_us = decoded.capture_us ? decoded.capture_us : steady_us();
@@ -246,6 +259,7 @@ class Pipeline {
       done.out->capture_us = in->capture_us;
       done.out->index = in->index;
       in_pool_->release(in);
+      done.item.device_picture.reset();  // the decoder may reuse the GPU picture now
       done.item.frame = done.out;
     }
     if (!out_queue_.push(done.item)) {
@@ -282,7 +296,7 @@ class Pipeline {
           break;
         }
         const std::int64_t t0 = steady_us();
-        processor_->enqueue(lane, item->frame->view, out->view);
+        processor_->enqueue(lane, item->pixels(), out->view);
         process_busy_us_ += steady_us() - t0;
         flight.push_back({std::move(*item), out, lane});
       }

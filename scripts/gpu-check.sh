@@ -95,6 +95,19 @@ if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then
     summary+=("1080p file $backend: exit $rc, ${took} s vs bare transcode ${bare} s (ratio $(awk "BEGIN{printf \"%.3f\", $took / $bare}")); frames $(frames_of /tmp/in1080.mp4) -> $(frames_of /tmp/hf-$backend.mp4), audio packets $(packets_of /tmp/in1080.mp4) -> $(packets_of /tmp/hf-$backend.mp4)")
   done
 
+  # NVDEC (--hwdec cuda): pictures stay on the GPU. The same frames as software decoding (H.264
+  # decoding is exact), so the lossless outputs must match frame for frame; and the 1080p speed.
+  timeout 60 "$HF" -y -q -b cuda --encoder ffv1 samples/hazy-street.mp4 /tmp/sw.mkv
+  timeout 60 "$HF" -y -q -b cuda --hwdec cuda --encoder ffv1 samples/hazy-street.mp4 /tmp/hw.mkv
+  "$FF" -v error -i /tmp/sw.mkv -map 0:v -f framemd5 - >/tmp/sw.md5
+  "$FF" -v error -i /tmp/hw.mkv -map 0:v -f framemd5 - >/tmp/hw.md5
+  if cmp -s /tmp/sw.md5 /tmp/hw.md5 && [[ -s /tmp/sw.md5 ]]; then same=identical; else same=DIFFERENT; fi
+  summary+=("hwdec cuda vs software decode: $same frames ($(grep -vc '^#' /tmp/hw.md5) checked)")
+  t0=$(now); timeout 200 "$HF" -y -v -b cuda --hwdec cuda --preset veryfast --crf 23 /tmp/in1080.mp4 /tmp/hf-hwdec.mp4 \
+    >>"$OUT/pipeline.txt" 2>&1; rc=$?; t1=$(now)
+  took=$(awk "BEGIN{print $t1 - $t0}")
+  summary+=("1080p file cuda --hwdec cuda: exit $rc, ${took} s; frames $(frames_of /tmp/hf-hwdec.mp4)")
+
   # A live source at 30 fps through --live: drops and latency are reported by the summary line.
   "$FF" -v error -re -f lavfi -i testsrc2=size=1920x1080:rate=30 -t 8 -pix_fmt yuv420p -f yuv4mpegpipe - |
     timeout 60 "$HF" --live -b cuda - /tmp/live.mkv >"$OUT/live.txt" 2>&1

@@ -129,7 +129,15 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
   const cudaStream_t s = lane.stream.get();
   const bool timed = stage_timing_;
   if (timed) lane.events.front().record(s);
-  copy_frame_async(h_in, d_in, cudaMemcpyHostToDevice, s);
+  cudaPointerAttributes where{};
+  HAZEFREE_CUDA_CHECK(cudaPointerGetAttributes(&where, h_in.planes[0].data));
+  if (where.type == cudaMemoryTypeDevice) {
+    // A GPU-decoded picture (--hwdec): the decoder copied it out on the legacy default stream,
+    // which our non-blocking streams do not wait for by themselves.
+    HAZEFREE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  }
+  // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
+  copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
   run_chain(lane, timed);
   copy_frame_async(lane.out.view(), h_out, cudaMemcpyDeviceToHost, s);
   if (timed) lane.events.back().record(s);

@@ -12,6 +12,7 @@ extern "C" {
 #include <map>
 
 #include "io/media_reader.hpp"
+#include "kernels/processor.hpp"
 #include "run_command.hpp"
 #include "support/test_support.hpp"
 
@@ -231,4 +232,18 @@ TEST_CASE("cli: bench refuses a bad size with status 2") {
   const test::CommandResult r = run_hazefree_bench("--size 0x10");
   CHECK(r.status == 2);
   CHECK(r.err.find("--size 0x10") != std::string::npos);
+}
+
+TEST_CASE("cli: --hwdec cuda without a usable GPU fails with one clear line; unknown names are refused") {
+  const std::string dir = test::temp_dir("cli-hwdec");
+  const test::CommandResult bad = test::run_hazefree("--hwdec vaapi a.mp4 b.mp4");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("input.hwdec") != std::string::npos);
+  if (cuda_available()) return;  // with a GPU the GPU check exercises the real path
+  const test::CommandResult r =
+      test::run_hazefree("-q --hwdec cuda " + q(test::sample_path("hazy-street.mp4")) + " " + q(dir + "/o.mp4"));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("hazy-street.mp4") != std::string::npos);
+  CHECK(r.err.find("--hwdec cuda") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/o.mp4"));
 }
