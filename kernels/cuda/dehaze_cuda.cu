@@ -501,41 +501,47 @@ __global__ void __launch_bounds__(kRowThreads)
 // row pass, measured 120 against 124 us at 1080p and 414 against 373 us at 4K on the H200,
 // 2026-11-21, and moved the rounding away from the CPU's: 13 M of 32 M samples no longer
 // bit-identical, against 54. The CPU's order is kept.)
-// Radii up to kFastRowRadius: one block per (row, tile of kRowTile outputs). The tile's inputs
-// [x0 - r, x0 + kRowTile + r) (zero outside the image, which clips the window) are prefix-summed
-// in double by one block scan per source and the window sums read as differences: the cost per
-// output does not depend on r, and the double sums start at the tile, not at the row's start.
-constexpr int kRowTile = 1024;
-constexpr int kFastRowRadius = 256;
-constexpr int kRowItems = (kRowTile + 2 * kFastRowRadius + 1 + kRowThreads - 1) / kRowThreads;
+// One block per (row, tile of `tile` outputs), kItems inputs per thread: the tile's inputs
+// [x0 - r, x0 + tile + r) (zero outside the image, which clips the window) are prefix-summed in
+// double by one block scan per source and the window sums read as differences: the cost per
+// output does not depend on r, and the double sums start at the tile, not at the row's start
+// (at the row's start, as on the CPU, when one tile spans the row). tile = kItems * 256 - 2r - 1;
+// kItems is chosen per launch (2, 4 or 8) for the fewest scanned inputs per row.
+// (A fixed 1024-output tile with room for r = 256 scanned 3584 inputs per 1080p row against
+// 2048 now: the guided filter went from 124-135 to 113-114 us at 1080p, the exact chain from
+// 0.243-0.253 to 0.232 ms, H200, 2026-11-21.)
+constexpr int kRowMinTile = 128;
 
 // kProducts: the four sources G, p, G*G, G*p of two inputs; else the two inputs themselves.
 // Compile-time source sets keep every per-thread array in registers.
-template <bool kProducts>
+template <bool kProducts, int kItems>
 __global__ void __launch_bounds__(kRowThreads)
-    box_rows_tile_kernel(BoxSources src, int width, int stride, int radius) {
+    box_rows_tile_kernel(BoxSources src, int width, int stride, int radius, int tile) {
   using Scan = cub::BlockScan<double, kRowThreads>;
   __shared__ typename Scan::TempStorage s_scan;
-  __shared__ double s_prefix[kRowItems * kRowThreads];
+  __shared__ double s_prefix[kItems * kRowThreads];
   constexpr int kCount = kProducts ? 4 : 2;
   const int y = blockIdx.y;
-  const int x0 = blockIdx.x * kRowTile;
+  const int x0 = blockIdx.x * tile;
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(y) * stride;
+  const float* __restrict__ in0 = src.in[0];
+  const float* __restrict__ in1 = src.in[1];
   // Region index i holds the input at x = x0 - r - 1 + i (i = 0 is the empty prefix).
-  const int first = threadIdx.x * kRowItems;
-  float a0[kRowItems], a1[kRowItems];
+  const int first = threadIdx.x * kItems;
+  const int end = min(width, x0 + tile + radius);  // inputs past it are never used
+  float a0[kItems], a1[kItems];
 #pragma unroll
-  for (int k = 0; k < kRowItems; ++k) {
+  for (int k = 0; k < kItems; ++k) {
     const int x = x0 - radius - 1 + first + k;
-    const bool inside = first + k > 0 && x >= 0 && x < width;
-    a0[k] = inside ? src.in[0][row + x] : 0.f;
-    a1[k] = inside ? src.in[1][row + x] : 0.f;
+    const bool inside = first + k > 0 && x >= 0 && x < end;
+    a0[k] = inside ? __ldg(in0 + row + x) : 0.f;
+    a1[k] = inside ? __ldg(in1 + row + x) : 0.f;
   }
 #pragma unroll
   for (int c = 0; c < kCount; ++c) {
-    double v[kRowItems];
+    double v[kItems];
 #pragma unroll
-    for (int k = 0; k < kRowItems; ++k) {
+    for (int k = 0; k < kItems; ++k) {
       if (c == 0) v[k] = a0[k];
       else if (c == 1) v[k] = a1[k];
       else if (c == 2) v[k] = static_cast<double>(a0[k]) * static_cast<double>(a0[k]);
@@ -543,12 +549,13 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     Scan(s_scan).InclusiveSum(v, v);
 #pragma unroll
-    for (int k = 0; k < kRowItems; ++k) s_prefix[first + k] = v[k];
+    for (int k = 0; k < kItems; ++k) s_prefix[first + k] = v[k];
     __syncthreads();
     float* out = src.out[c];
-    for (int j = threadIdx.x; j < kRowTile; j += kRowThreads) {
+    const int span = 2 * radius + 1;
+    for (int j = threadIdx.x; j < tile; j += kRowThreads) {
       const int x = x0 + j;
-      if (x < width) out[row + x] = static_cast<float>(s_prefix[j + 2 * radius + 1] - s_prefix[j]);
+      if (x < width) out[row + x] = static_cast<float>(s_prefix[j + span] - s_prefix[j]);
     }
     __syncthreads();
   }
@@ -574,9 +581,30 @@ struct ColumnArgs {
   int out_stride;
 };
 
+// The outputs of the vertical pass at (x, y) from the float means: a and b (in double from the
+// float means), the means themselves, or q = mean(a) G + mean(b).
+template <ColumnOutput kOut>
+__device__ __forceinline__ void store_column_output(const ColumnArgs& args, const float* mean,
+                                                    int x, int y) {
+  const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * args.out_stride + x;
+  if constexpr (kOut == ColumnOutput::coefficients) {
+    const double mg = mean[0], mp = mean[1], mgg = mean[2], mgp = mean[3];
+    const double var = fmax(0.0, mgg - mg * mg);
+    const double a = (mgp - mg * mp) / (var + args.eps);
+    args.out0[o] = static_cast<float>(a);
+    args.out1[o] = static_cast<float>(mp - a * mg);
+  } else if constexpr (kOut == ColumnOutput::means) {
+    args.out0[o] = mean[0];
+    args.out1[o] = mean[1];
+  } else {
+    const float g = args.guide[static_cast<std::ptrdiff_t>(y) * args.guide_stride + x];
+    args.out0[o] = mean[0] * g + mean[1];
+  }
+}
+
 // Vertical running sums in double over chunks of rows (each chunk starts from its own window
 // sum; sums of these floats are exact in double, so the result equals one long running sum),
-// means divided in double by the true window count and rounded to float; then per output kind:
+// means in double as sum * (1 / (cy cx)) (the CPU's division) rounded to float; then per kind:
 // a and b (in double from the float means), the means themselves, or q = mean(a) G + mean(b).
 template <ColumnOutput kOut>
 __global__ void box_columns_kernel(ColumnArgs args) {
@@ -598,24 +626,11 @@ __global__ void box_columns_kernel(ColumnArgs args) {
   }
 #pragma unroll 4
   for (int y = y0; y < y1; ++y) {
-    const double cy = window_count(y, ry, h);
+    const double inv = 1.0 / (window_count(y, ry, h) * cx);  // the CPU's division
     float mean[kCount];
 #pragma unroll
-    for (int c = 0; c < kCount; ++c) mean[c] = static_cast<float>(acc[c] / (cy * cx));
-    const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * args.out_stride + x;
-    if constexpr (kOut == ColumnOutput::coefficients) {
-      const double mg = mean[0], mp = mean[1], mgg = mean[2], mgp = mean[3];
-      const double var = fmax(0.0, mgg - mg * mg);
-      const double a = (mgp - mg * mp) / (var + args.eps);
-      args.out0[o] = static_cast<float>(a);
-      args.out1[o] = static_cast<float>(mp - a * mg);
-    } else if constexpr (kOut == ColumnOutput::means) {
-      args.out0[o] = mean[0];
-      args.out1[o] = mean[1];
-    } else {
-      const float g = args.guide[static_cast<std::ptrdiff_t>(y) * args.guide_stride + x];
-      args.out0[o] = mean[0] * g + mean[1];
-    }
+    for (int c = 0; c < kCount; ++c) mean[c] = static_cast<float>(acc[c] * inv);
+    store_column_output<kOut>(args, mean, x, y);
     const int add = y + ry + 1, sub = y - ry;
 #pragma unroll
     for (int c = 0; c < kCount; ++c) {
@@ -665,17 +680,62 @@ __global__ void upsample_kernel(DevicePlaneF ma, DevicePlaneF mb, int s, DeviceP
   plane_row(out, y)[x] = a * plane_row(guide, y)[x] + b;
 }
 
+template <bool kProducts, int kItems>
+void launch_rows_tile(const BoxSources& sources, int width, int height, int stride, int radius,
+                      cudaStream_t stream) {
+  const int tile = kItems * kRowThreads - 2 * radius - 1;
+  const dim3 grid(div_up(width, tile), height);
+  box_rows_tile_kernel<kProducts, kItems><<<grid, kRowThreads, 0, stream>>>(sources, width, stride,
+                                                                           radius, tile);
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_tile_kernel");
+}
+
+template <bool kProducts>
+void launch_rows_items(const BoxSources& sources, int items, int width, int height, int stride,
+                       int radius, cudaStream_t stream) {
+  if (items == 2) launch_rows_tile<kProducts, 2>(sources, width, height, stride, radius, stream);
+  else if (items == 4) launch_rows_tile<kProducts, 4>(sources, width, height, stride, radius, stream);
+  else launch_rows_tile<kProducts, 8>(sources, width, height, stride, radius, stream);
+}
+
 void launch_box_rows(const BoxSources& sources, int width, int height, int stride, int radius,
                      double* prefix, cudaStream_t stream) {
-  if (radius <= kFastRowRadius) {
-    const dim3 grid(div_up(width, kRowTile), height);
-    if (sources.count == 4) box_rows_tile_kernel<true><<<grid, kRowThreads, 0, stream>>>(sources, width, stride, radius);
-    else box_rows_tile_kernel<false><<<grid, kRowThreads, 0, stream>>>(sources, width, stride, radius);
-    HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_tile_kernel");
+  // The fewest scanned inputs per row (tiles x items); ties go to the smaller tile.
+  int items = 0, best = 0;
+  for (const int k : {2, 4, 8}) {
+    const int tile = k * kRowThreads - 2 * radius - 1;
+    if (tile < kRowMinTile) continue;
+    const int cost = div_up(width, tile) * k;
+    if (items == 0 || cost < best) {
+      items = k;
+      best = cost;
+    }
+  }
+  if (items > 0) {
+    if (sources.count == 4) launch_rows_items<true>(sources, items, width, height, stride, radius, stream);
+    else launch_rows_items<false>(sources, items, width, height, stride, radius, stream);
   } else {
     box_rows_kernel<<<height, kRowThreads, 0, stream>>>(sources, width, stride, radius, prefix);
     HAZEFREE_CUDA_CHECK_LAUNCH("box_rows_kernel");
   }
+}
+
+// The vertical pass. Two shared-memory variants that load each input fewer times measured
+// slower than these chunked running sums (guided filter at 1080p, plain launches, H200,
+// 2026-11-21, 114 us with the chunked kernel): a tile kernel prefix-summing 32 columns x 64 /
+// 32 / 128 rows in shared memory, one source at a time (135 / 152 / 166 us; not profiled, the
+// likely cause is few loads in flight between its barriers), and 32 x 128-row blocks whose
+// chunks start from group sums of 16 rows kept in shared memory (3.5 loads per output and
+// source against 6: 131 us).
+template <ColumnOutput kOut>
+void launch_box_columns(const ColumnArgs& args, cudaStream_t stream) {
+  // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
+  ColumnArgs a = args;
+  a.chunk = std::max(kColumnChunk, args.ry / 2);
+  const dim3 block(64, 2);
+  const dim3 grid(div_up(a.width, 64), div_up(div_up(a.height, a.chunk), 2));
+  box_columns_kernel<kOut><<<grid, block, 0, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel");
 }
 
 dim3 pixel_grid(int width, int height, dim3 block) {
@@ -818,10 +878,6 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
                          {hs, hs + plane, hs + 2 * plane, hs + 3 * plane}, 4};
   launch_box_rows(first, w, h, st, rx, prefix_.get(), stream);
 
-  // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
-  const int chunk = std::max(kColumnChunk, ry / 2);
-  const dim3 block(64, 2);
-  const dim3 grid(div_up(w, 64), div_up(div_up(h, chunk), 2));
   ColumnArgs args{};
   for (int c = 0; c < 4; ++c) args.hs[c] = hs + c * plane;
   args.count = 4;
@@ -830,13 +886,11 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   args.stride = st;
   args.rx = rx;
   args.ry = ry;
-  args.chunk = chunk;
   args.eps = eps;
   args.out0 = a;
   args.out1 = b;
   args.out_stride = st;
-  box_columns_kernel<ColumnOutput::coefficients><<<grid, block, 0, stream>>>(args);
-  HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<coefficients>");
+  launch_box_columns<ColumnOutput::coefficients>(args, stream);
 
   const BoxSources second{{a, b}, 2, {0, 1, 0, 0}, {-1, -1, -1, -1}, {hs, hs + plane, nullptr, nullptr}, 2};
   launch_box_rows(second, w, h, st, rx, prefix_.get(), stream);
@@ -846,14 +900,12 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
     args.out_stride = output->stride;
     args.guide = guide.data;
     args.guide_stride = guide.stride;
-    box_columns_kernel<ColumnOutput::filtered><<<grid, block, 0, stream>>>(args);
-    HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<filtered>");
+    launch_box_columns<ColumnOutput::filtered>(args, stream);
     return;
   }
   args.out0 = ma;
   args.out1 = mb;
-  box_columns_kernel<ColumnOutput::means><<<grid, block, 0, stream>>>(args);
-  HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel<means>");
+  launch_box_columns<ColumnOutput::means>(args, stream);
 }
 
 void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& input,
