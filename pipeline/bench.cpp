@@ -485,11 +485,7 @@ int bench_main(int argc, char** argv) {
     set_config_value(options, "color", color_text);
     set_config_value(options, "ahe.window", std::to_string(window));
     set_config_value(options, "ahe.clip", fmt::format("{}", clip));
-    for (const std::string& s : sets) {
-      const auto eq = s.find('=');
-      if (eq == std::string::npos) throw UsageError(fmt::format("--set {}: expected key=value", s));
-      set_config_value(options, s.substr(0, eq), s.substr(eq + 1));
-    }
+    for (const std::string& s : sets) apply_set_argument(options, s);
     finalize_options(options);
     const ProcessingConfig base = options.processing;
 

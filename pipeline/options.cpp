@@ -258,6 +258,12 @@ void set_config_value(RunOptions& options, const std::string& key, const std::st
   throw UsageError(fmt::format("unknown configuration key '{}' (--print-config lists the keys)", key));
 }
 
+void apply_set_argument(RunOptions& options, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError(fmt::format("--set {}: expected key=value", assignment));
+  set_config_value(options, assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
 void apply_config_file(RunOptions& options, const std::string& path) {
   toml::table table;
   try {
@@ -375,12 +381,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   if (app.count("--threads")) set_config_value(options, "threads", std::to_string(threads));
   if (live) options.live = true;
   if (side_by_side) options.side_by_side = true;
-  for (const std::string& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError(fmt::format("--set {}: expected key=value", s));
-    set_config_value(options, s.substr(0, eq), s.substr(eq + 1));
-  }
+  for (const std::string& s : sets) apply_set_argument(options, s);
   options.input = input;
   options.output = output;
   options.output_options.overwrite = overwrite;

@@ -48,6 +48,8 @@ const std::vector<ConfigKey>& config_keys();
 
 // Sets one key from text ("0.9", "luma", "true"); throws UsageError naming the key.
 void set_config_value(RunOptions& options, const std::string& key, const std::string& value);
+// Applies one --set argument "key=value"; throws UsageError naming it when malformed.
+void apply_set_argument(RunOptions& options, const std::string& assignment);
 // Applies a TOML file; throws UsageError naming the file, and the key or the parse position.
 void apply_config_file(RunOptions& options, const std::string& path);
 // The effective configuration as TOML (what --print-config prints).
