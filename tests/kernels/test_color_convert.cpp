@@ -1,6 +1,7 @@
 // Colour conversion: known values against the double reference, round trips on every format and
 // odd sizes, the chroma block rule at odd edges, float vs fixed point, OpenCV's full-range BT.601,
 // and thread independence.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cmath>
