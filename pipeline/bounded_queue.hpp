@@ -41,6 +41,16 @@ class BoundedQueue {
     return item;
   }
 
+  // Returns the oldest item at once, or nothing when the queue is empty right now.
+  std::optional<T> try_pop() {
+    std::lock_guard lock(mutex_);
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
   // Removes and returns the oldest item satisfying `pred`, if any (live mode: drop the oldest
   // waiting frame instead of blocking the source).
   template <typename Pred>

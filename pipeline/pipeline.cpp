@@ -276,7 +276,15 @@ class Pipeline {
     std::deque<InFlight> flight;
     int next_lane = 0;
     try {
-      while (std::optional<WorkItem> item = in_queue_.pop()) {
+      for (;;) {
+        // Nothing waiting: finish the frames in flight now rather than holding them until the
+        // next input arrives (a live source's next frame is a frame period away).
+        std::optional<WorkItem> item = in_queue_.try_pop();
+        if (!item) {
+          while (!flight.empty()) complete_front(flight);
+          item = in_queue_.pop();
+        }
+        if (!item) break;
         if (!item->frame) {
           if (flight.empty()) {
             if (!out_queue_.push(*item)) return;

@@ -103,3 +103,13 @@ TEST_CASE("bounded queue: many items across threads arrive once each, in order")
   producer.join();
   CHECK(expected == kCount);
 }
+
+TEST_CASE("bounded queue: try_pop returns at once, empty or not") {
+  BoundedQueue<int> q(2);
+  CHECK_FALSE(q.try_pop().has_value());
+  q.push(5);
+  auto v = q.try_pop();
+  REQUIRE(v.has_value());
+  CHECK(*v == 5);
+  CHECK(q.size() == 0);
+}

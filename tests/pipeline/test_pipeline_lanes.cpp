@@ -115,7 +115,10 @@ TEST_CASE("pipeline lanes: overlapped frames give the one-at-a-time output, in o
     CHECK(b.frames_out == a.frames_out);
     CHECK(b.frames_out == 100);
     CHECK(b.packets_copied == a.packets_copied);
-    CHECK(max_in_flight == lanes);  // the lanes really held frames at once
+    // The lanes really held several frames at once (how many depends on decode versus
+    // processing speed: with an empty input queue frames are finished at once).
+    CHECK(max_in_flight >= 2);
+    CHECK(max_in_flight <= lanes);
     CHECK(frames_of(overlapped.output) == frames_of(serial.output));
   }
 }
