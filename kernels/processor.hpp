@@ -54,6 +54,9 @@ class FrameProcessor {
 // are asynchronous; nullptr when this build has no CUDA backend or no GPU.
 void* allocate_pinned_host(std::size_t bytes);
 void free_pinned_host(void* memory);
+// Device memory in use on the current GPU (all of this process and others), 0 without CUDA:
+// the benchmark reports what a backend added.
+std::size_t gpu_memory_in_use();
 
 // The CPU backend (OpenMP, `config.threads` threads; 1 = sequential). Throws
 // std::invalid_argument for invalid parameters.

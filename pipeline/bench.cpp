@@ -317,10 +317,13 @@ struct PipelineResult {
   bool identical = false;         // overlapped output == serial output
   std::vector<StageTime> stages;
   std::size_t pinned_bytes = 0;
+  std::size_t device_bytes = 0;   // device memory the backend added (all its lanes)
 };
 
 PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vector<Image>& source,
                                 int measured, int warmup) {
+  // (The first query starts the CUDA context, so the context is not counted as the backend's.)
+  const std::size_t device_before = gpu_memory_in_use();
   std::unique_ptr<FrameProcessor> processor =
       config.backend == Backend::cuda ? make_cuda_processor(config) : make_cpu_processor(config);
   const ImageView& first = source[0].view();
@@ -382,6 +385,8 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
   for (int i = std::max(0, total - lanes); i < total; ++i) processor->wait(i % lanes);
   const double overlapped_s = std::chrono::duration<double>(Clock::now() - t0).count();
   r.overlapped_fps = measured / overlapped_s;
+  const std::size_t device_after = gpu_memory_in_use();
+  r.device_bytes = device_after > device_before ? device_after - device_before : 0;
   r.overlap_efficiency = r.stage_sum_ms / (overlapped_s * 1000.0 / measured);
   // The same frames in the same order from the same state (reset): the last outputs of both
   // runs must be identical (the temporal state, e.g. A, carried correctly across lanes).
@@ -400,12 +405,13 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
 
 void print_pipeline(const std::vector<PipelineResult>& results) {
   fmt::print("\nraw-frame pipeline (host -> backend -> host, pinned buffers)\n");
-  fmt::print("{:<28} {:>11} {:>6} {:>12} {:>14} {:>12} {:>11}  {}\n", "backend", "size", "lanes", "serial fps",
-             "overlapped fps", "stages ms", "overlap eff", "same output");
+  fmt::print("{:<28} {:>11} {:>6} {:>12} {:>14} {:>12} {:>11} {:>10} {:>10}  {}\n", "backend", "size", "lanes",
+             "serial fps", "overlapped fps", "stages ms", "overlap eff", "device MB", "pinned MB", "same output");
   for (const PipelineResult& r : results) {
-    fmt::print("{:<28} {:>11} {:>6} {:>12.1f} {:>14.1f} {:>12.3f} {:>11.2f}  {}\n", r.backend,
+    fmt::print("{:<28} {:>11} {:>6} {:>12.1f} {:>14.1f} {:>12.3f} {:>11.2f} {:>10.1f} {:>10.1f}  {}\n", r.backend,
                fmt::format("{}x{}", r.width, r.height), r.lanes, r.serial_fps, r.overlapped_fps, r.stage_sum_ms,
-               r.overlap_efficiency, r.identical ? "yes" : "NO");
+               r.overlap_efficiency, r.device_bytes / 1048576.0, r.pinned_bytes / 1048576.0,
+               r.identical ? "yes" : "NO");
     std::string stages = "    stages (serial, ms/frame):";
     for (const StageTime& st : r.stages) stages += fmt::format(" {} {:.3f}", st.name, st.ms);
     fmt::print("{}\n", stages);
@@ -420,7 +426,8 @@ nlohmann::json pipeline_json(const std::vector<PipelineResult>& results) {
     rows.push_back({{"backend", r.backend}, {"width", r.width}, {"height", r.height}, {"frames", r.frames},
                     {"lanes", r.lanes}, {"serial_fps", r.serial_fps}, {"overlapped_fps", r.overlapped_fps},
                     {"stage_sum_ms", r.stage_sum_ms}, {"overlap_efficiency", r.overlap_efficiency},
-                    {"same_output", r.identical}, {"stages_ms", stages}, {"pinned_bytes", r.pinned_bytes}});
+                    {"same_output", r.identical}, {"stages_ms", stages}, {"pinned_bytes", r.pinned_bytes},
+                    {"device_bytes", r.device_bytes}});
   }
   return rows;
 }

@@ -42,6 +42,23 @@ void fill_frame(const ImageView& f) {
 
 }  // namespace
 
+double measure_device_bandwidth_gbps() {
+  constexpr std::size_t kBytes = std::size_t(1) << 30;  // 1 GiB each way: far beyond the L2
+  DeviceBuffer<std::uint8_t> a(kBytes), b(kBytes);
+  HAZEFREE_CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
+  Stream stream;
+  Event start, stop;
+  std::vector<double> times;
+  for (int i = 0; i < 12; ++i) {
+    start.record(stream.get());
+    HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), kBytes, cudaMemcpyDeviceToDevice, stream.get()));
+    stop.record(stream.get());
+    stop.synchronize();
+    if (i >= 2) times.push_back(elapsed_ms(start, stop));
+  }
+  return 2.0 * kBytes / (median(times) * 1e-3) / 1e9;
+}
+
 CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat format, int width,
                                  int height, int iterations, int warmup) {
   CudaBenchResult result;
@@ -49,6 +66,11 @@ CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat for
   result.height = height;
   result.format = format;
   result.iterations = iterations;
+  // Device memory taken by one lane: free memory before the processor and after its first frame
+  // (the context exists already, so it is not counted).
+  HAZEFREE_CUDA_CHECK(cudaFree(nullptr));
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  HAZEFREE_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
   CudaProcessor processor(config, 1);
   const std::string d = processor.description();
   result.gpu = d.size() > 7 ? d.substr(6, d.size() - 7) : d;  // "cuda (NAME)"
@@ -63,6 +85,11 @@ CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat for
                                                 is_yuv(format) ? ColorRange::limited : ColorRange::full);
   const ImageView d_out = processor.device_output(0);
   const cudaStream_t s = processor.stream(0);
+  processor.enqueue_device(0);
+  HAZEFREE_CUDA_CHECK(cudaStreamSynchronize(s));
+  HAZEFREE_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  result.device_bytes = free_before > free_after ? free_before - free_after : 0;
+  result.frame_bytes = frame_bytes(format, width, height, 1);
   Event start, stop;
 
   // Copies from pinned memory.

@@ -2,6 +2,7 @@
 // CUDA events (warm-up excluded, median of N), for `hazefree bench` and scripts/gpu-check.sh.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,13 @@ struct CudaBenchResult {
   double upload_ms = 0.0;      // median host-to-device copy of one frame from pinned memory
   double download_ms = 0.0;    // median device-to-host copy
   std::vector<StageTime> stages;  // median per stage of the plain-launch runs
+  std::size_t device_bytes = 0;   // device memory the one-lane processor took (buffers, workspaces)
+  std::size_t frame_bytes = 0;    // one frame in its native format (read once, written once: 2x)
 };
+
+// Device-to-device copy bandwidth in GB/s (bytes read plus bytes written over the time), the
+// memory ceiling the chains are measured against.
+double measure_device_bandwidth_gbps();
 
 // Times `config`'s chain on generated frames (smooth gradients with noise) of the given size.
 // Throws std::runtime_error without a usable GPU.

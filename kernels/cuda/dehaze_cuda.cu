@@ -698,9 +698,10 @@ void launch_rows_items(const BoxSources& sources, int items, int width, int heig
   else launch_rows_tile<kProducts, 8>(sources, width, height, stride, radius, stream);
 }
 
-void launch_box_rows(const BoxSources& sources, int width, int height, int stride, int radius,
-                     double* prefix, cudaStream_t stream) {
-  // The fewest scanned inputs per row (tiles x items); ties go to the smaller tile.
+// Items per thread of the tiled row pass: the fewest scanned inputs per row (tiles x items),
+// ties to the smaller tile; 0 when no tile fits the window (the one-block-per-row kernel with
+// double prefix sums then runs instead).
+int row_items(int width, int radius) {
   int items = 0, best = 0;
   for (const int k : {2, 4, 8}) {
     const int tile = k * kRowThreads - 2 * radius - 1;
@@ -711,6 +712,12 @@ void launch_box_rows(const BoxSources& sources, int width, int height, int strid
       best = cost;
     }
   }
+  return items;
+}
+
+void launch_box_rows(const BoxSources& sources, int width, int height, int stride, int radius,
+                     double* prefix, cudaStream_t stream) {
+  const int items = row_items(width, radius);
   if (items > 0) {
     if (sources.count == 4) launch_rows_items<true>(sources, items, width, height, stride, radius, stream);
     else launch_rows_items<false>(sources, items, width, height, stride, radius, stream);
@@ -805,18 +812,28 @@ void MinFilterCuda::apply(const DevicePlaneF& src, const DevicePlaneF& dst, int 
 void MinFilterCuda::apply_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst,
                                      int radius, cudaStream_t stream, float omega) {
   const int w = dst.width, h = dst.height;
+  // a: the row-filtered plane transposed, b: back in normal layout. The column pass never runs
+  // in place (its threads read their neighbours' rows).
+  transposed_a_.reserve(static_cast<std::size_t>(float_stride(h)) * std::max(w, 0));
+  transposed_b_.reserve(static_cast<std::size_t>(float_stride(w)) * std::max(h, 0));
+  run_transposed(src_t, dst, radius, transposed_a_.get(), transposed_b_.get(), stream, omega);
+}
+
+void MinFilterCuda::apply_transposed_in_place(const DevicePlaneF& src_t, const DevicePlaneF& dst,
+                                              int radius, float* scratch, cudaStream_t stream,
+                                              float omega) {
+  run_transposed(src_t, dst, radius, scratch, src_t.data, stream, omega);
+}
+
+void MinFilterCuda::run_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius,
+                                   float* a, float* b, cudaStream_t stream, float omega) {
+  const int w = dst.width, h = dst.height;
   if (w <= 0 || h <= 0 || src_t.width != h || src_t.height != w)
     throw std::invalid_argument("min filter: the transposed source does not match the destination");
   if (radius < 0) throw std::invalid_argument("min filter: negative radius");
   const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
   const int tstride = float_stride(h);
   const int nstride = float_stride(w);
-  // a: the row-filtered plane transposed, b: back in normal layout. The column pass never runs
-  // in place (its threads read their neighbours' rows).
-  transposed_a_.reserve(static_cast<std::size_t>(tstride) * w);
-  transposed_b_.reserve(static_cast<std::size_t>(nstride) * h);
-  float* a = transposed_a_.get();
-  float* b = transposed_b_.get();
   launch_column_min(src_t.data, src_t.stride, h, w, rx, a, tstride, 0.f, stream);
   // The transpose pays for itself: a vertical pass reading the transposed plane directly (one
   // kernel fewer, strided reads) took the dark channel from 32.6 to 37.5 us (1080p, H200,
@@ -864,22 +881,35 @@ void reset_atmosphere(AtmosphereState* d_tracker, cudaStream_t stream) {
 
 void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlaneF& input,
                                     int radius, float eps, const DevicePlaneF* output,
-                                    cudaStream_t stream) {
+                                    const Scratch* scratch, cudaStream_t stream) {
   const int w = guide.width, h = guide.height, st = stride_;
   const std::size_t plane = static_cast<std::size_t>(st) * h;
   const int rx = std::min(radius, w - 1), ry = std::min(radius, h - 1);
-  float* hs = horizontal_.get();
-  float* a = coeff_.get();
-  float* b = a + plane;
-  float* ma = b + plane;
-  float* mb = ma + plane;
+  float* hp[4];
+  float *a, *b, *ma = nullptr, *mb = nullptr;
+  if (scratch) {
+    for (int c = 0; c < 4; ++c) hp[c] = scratch->horizontal[c];
+    a = input.data;  // t~ is consumed by the first row pass
+    b = scratch->b;
+  } else {
+    horizontal_.reserve(plane * kMaxSources);
+    coeff_.reserve(plane * (output ? 2 : 4));
+    for (int c = 0; c < 4; ++c) hp[c] = horizontal_.get() + c * plane;
+    a = coeff_.get();
+    b = a + plane;
+    if (!output) {
+      ma = b + plane;
+      mb = ma + plane;
+    }
+  }
+  if (row_items(w, rx) == 0) prefix_.reserve(static_cast<std::size_t>(w + 1) * h);
   // Every plane here (inputs included) has stride st.
   const BoxSources first{{guide.data, input.data}, 2, {0, 1, 0, 0}, {-1, -1, 0, 1},
-                         {hs, hs + plane, hs + 2 * plane, hs + 3 * plane}, 4};
+                         {hp[0], hp[1], hp[2], hp[3]}, 4};
   launch_box_rows(first, w, h, st, rx, prefix_.get(), stream);
 
   ColumnArgs args{};
-  for (int c = 0; c < 4; ++c) args.hs[c] = hs + c * plane;
+  for (int c = 0; c < 4; ++c) args.hs[c] = hp[c];
   args.count = 4;
   args.width = w;
   args.height = h;
@@ -892,7 +922,7 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   args.out_stride = st;
   launch_box_columns<ColumnOutput::coefficients>(args, stream);
 
-  const BoxSources second{{a, b}, 2, {0, 1, 0, 0}, {-1, -1, -1, -1}, {hs, hs + plane, nullptr, nullptr}, 2};
+  const BoxSources second{{a, b}, 2, {0, 1, 0, 0}, {-1, -1, -1, -1}, {hp[0], hp[1], nullptr, nullptr}, 2};
   launch_box_rows(second, w, h, st, rx, prefix_.get(), stream);
   args.count = 2;
   if (output) {  // exact filter: q = mean(a) G + mean(b) straight from the column sums
@@ -910,7 +940,7 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
 
 void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& input,
                              const DevicePlaneF& output, int radius, float eps, int subsample,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, const Scratch* scratch) {
   const int w = guide.width, h = guide.height;
   if (w <= 0 || h <= 0 || input.width != w || input.height != h || output.width != w ||
       output.height != h)
@@ -924,16 +954,19 @@ void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& inpu
   height_ = hs;
   stride_ = float_stride(ws);
   const std::size_t plane = static_cast<std::size_t>(stride_) * hs;
-  prefix_.reserve(static_cast<std::size_t>(ws + 1) * hs);
-  horizontal_.reserve(plane * kMaxSources);
-  coeff_.reserve(plane * 4);
-  float* ma = coeff_.get() + 2 * plane;
-  float* mb = ma + plane;
 
   if (s == 1) {
     if (guide.stride != stride_ || input.stride != stride_)
       throw std::invalid_argument("guided filter: planes must have the padded stride");
-    coefficients(guide, input, radius, eps, &output, stream);
+    // The exact filter writes `a` over the input: copy t~ first when the output is elsewhere.
+    if (scratch && output.data != input.data) {
+      HAZEFREE_CUDA_CHECK(cudaMemcpy2DAsync(output.data, output.stride * sizeof(float), input.data,
+                                            input.stride * sizeof(float), w * sizeof(float), h,
+                                            cudaMemcpyDeviceToDevice, stream));
+      coefficients(guide, output, radius, eps, &output, scratch, stream);
+      return;
+    }
+    coefficients(guide, input, radius, eps, &output, scratch, stream);
     return;
   }
   small_.reserve(plane * 2);
@@ -941,7 +974,9 @@ void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& inpu
   subsample_kernel<<<pixel_grid(ws, hs, kPixelBlock), kPixelBlock, 0, stream>>>(guide, input, s,
                                                                                 gs, ps);
   HAZEFREE_CUDA_CHECK_LAUNCH("subsample_kernel");
-  coefficients(gs, ps, dcp::subsampled_radius(radius, s), eps, nullptr, stream);
+  coefficients(gs, ps, dcp::subsampled_radius(radius, s), eps, nullptr, nullptr, stream);
+  float* ma = coeff_.get() + 2 * plane;
+  float* mb = ma + plane;
   const DevicePlaneF pa{ma, ws, hs, stride_}, pb{mb, ws, hs, stride_};
   upsample_kernel<<<pixel_grid(w, h, kPixelBlock), kPixelBlock, 0, stream>>>(pa, pb, s, guide,
                                                                               output);
@@ -973,8 +1008,10 @@ void CudaDehazer::ensure(int width, int height) {
   width_ = width;
   height_ = height;
   stride_ = float_stride(width);
-  planes_.reserve(static_cast<std::size_t>(stride_) * height * 3);
-  transposed_.reserve(static_cast<std::size_t>(float_stride(height)) * width);
+  plane_floats_ = std::max(static_cast<std::size_t>(stride_) * height,
+                           static_cast<std::size_t>(float_stride(height)) * width);
+  const int planes = params_.gf_subsample == 1 ? kPlanes : kExtra0;
+  planes_.reserve(plane_floats_ * planes);
 }
 
 void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
@@ -985,23 +1022,32 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
   const int w = d_in.width, h = d_in.height;
   ensure(w, h);
-  const std::size_t plane = static_cast<std::size_t>(stride_) * h;
-  const DevicePlaneF grey{planes_.get(), w, h, stride_};
-  const DevicePlaneF work{planes_.get() + plane, w, h, stride_};
-  const DevicePlaneF dark{planes_.get() + 2 * plane, w, h, stride_};
-  const DevicePlaneF work_t{transposed_.get(), h, w, float_stride(h)};
+  const DevicePlaneF grey{plane(kGrey), w, h, stride_};
+  const DevicePlaneF work{plane(kWork), w, h, stride_};
+  const DevicePlaneF dark{plane(kDark), w, h, stride_};
+  const DevicePlaneF work_t{plane(kTransposed), h, w, float_stride(h)};
 
   mark(0, stream);
   launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
   mark(1, stream);
-  min_filter_.apply_transposed(work_t, dark, params_.patch_radius, stream);
+  // `work` is free until the raw transmission: the row-filtered plane goes there.
+  min_filter_.apply_transposed_in_place(work_t, dark, params_.patch_radius, work.data, stream);
   mark(2, stream);
   atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
   mark(3, stream);
   launch_normalised_channel_min_transposed(d_in, atmosphere_.frame_state(), work_t, stream);
-  min_filter_.apply_transposed(work_t, work, params_.patch_radius, stream, params_.omega);
+  // The dark channel has served its purpose (A): its plane takes the row-filtered plane.
+  min_filter_.apply_transposed_in_place(work_t, work, params_.patch_radius, dark.data, stream, params_.omega);
   mark(4, stream);
-  guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);
+  if (params_.gf_subsample == 1) {
+    // Exact filter: the horizontal sums in the dark and transposed planes (both done with) and
+    // two more; b in a third.
+    const GuidedFilterCuda::Scratch scratch{
+        {plane(kDark), plane(kTransposed), plane(kExtra0), plane(kExtra1)}, plane(kExtra2)};
+    guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, 1, stream, &scratch);
+  } else {
+    guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);
+  }
   mark(5, stream);
   ImageView out = d_out;
   out.matrix = d_in.matrix;

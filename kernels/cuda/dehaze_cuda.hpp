@@ -51,8 +51,14 @@ class MinFilterCuda {
   // chain's per-pixel kernels write it: one transpose fewer.
   void apply_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius,
                         cudaStream_t stream, float omega = 0.f);
+  // The same in the caller's memory: `scratch` (the row-filtered plane, transposed layout) and
+  // `src_t` itself (consumed by the first pass, then reused for the plane transposed back).
+  void apply_transposed_in_place(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius,
+                                 float* scratch, cudaStream_t stream, float omega = 0.f);
 
  private:
+  void run_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius, float* a,
+                      float* b, cudaStream_t stream, float omega);
   DeviceBuffer<float> input_t_, transposed_a_, transposed_b_;
 };
 
@@ -101,13 +107,20 @@ void reset_atmosphere(AtmosphereState* d_tracker, cudaStream_t stream);
 // geometry (kernels/dcp_rules.hpp). `output` may alias `input`.
 class GuidedFilterCuda {
  public:
+  // Planes of the caller's that the exact filter may use instead of its own: four for the
+  // horizontal sums and one for b (each of the guide's size and stride). `a` goes into the
+  // input plane, whose values the first pass has consumed by then.
+  struct Scratch {
+    float* horizontal[4];
+    float* b;
+  };
   void apply(const DevicePlaneF& guide, const DevicePlaneF& input, const DevicePlaneF& output,
-             int radius, float eps, int subsample, cudaStream_t stream);
+             int radius, float eps, int subsample, cudaStream_t stream, const Scratch* scratch = nullptr);
 
  private:
   // mean(a), mean(b) into coeff_; or, with `output`, q = mean(a) G + mean(b) directly.
   void coefficients(const DevicePlaneF& guide, const DevicePlaneF& input, int radius, float eps,
-                    const DevicePlaneF* output, cudaStream_t stream);
+                    const DevicePlaneF* output, const Scratch* scratch, cudaStream_t stream);
   int width_ = 0, height_ = 0, stride_ = 0;
   DeviceBuffer<double> prefix_;      // per-row double prefix sums
   DeviceBuffer<float> horizontal_;   // 4 planes of horizontal window sums
@@ -148,8 +161,14 @@ class CudaDehazer {
   void ensure(int width, int height);
   DcpParams params_;
   int width_ = 0, height_ = 0, stride_ = 0;
-  DeviceBuffer<float> planes_;      // grey, work, dark
-  DeviceBuffer<float> transposed_;  // the per-pixel minimum, transposed
+  // One workspace of equal planes (each large enough for the normal or the transposed layout):
+  // grey, work, dark, transposed, and for the exact guided filter three more. Stages reuse the
+  // planes earlier stages are done with, which keeps a 1080p lane near 60 MB (it was 140 MB
+  // with a buffer per purpose; H200, 2026-11-21).
+  enum Plane { kGrey, kWork, kDark, kTransposed, kExtra0, kExtra1, kExtra2, kPlanes };
+  std::size_t plane_floats_ = 0;
+  DeviceBuffer<float> planes_;
+  float* plane(Plane p) const { return planes_.get() + plane_floats_ * p; }
   MinFilterCuda min_filter_;
   AtmosphereCuda atmosphere_;
   GuidedFilterCuda guided_;

@@ -24,4 +24,13 @@ void free_pinned_host(void* memory) {
   if (memory) cudaFreeHost(memory);
 }
 
+std::size_t gpu_memory_in_use() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return total - free;
+}
+
 }  // namespace hazefree

@@ -71,8 +71,11 @@ int run_bench(int iterations, const std::string& filter) {
   cases.push_back({"clahe clip=2", config_of(Mode::ahe, ColorMode::luma, 511, 2.f), PixelFormat::yuv420p, 3840, 2160, 0});
 
   std::string gpu;
-  std::printf("%-24s %-10s %6s %10s %10s %10s %10s %10s  %s\n", "case", "size", "window", "graph_ms",
-              "min_ms", "stream_ms", "upload_ms", "target_ms", "verdict");
+  const double gbps = hazefree::cuda::measure_device_bandwidth_gbps();
+  std::printf("device copy bandwidth: %.0f GB/s (read + write); floor_ms = one frame read and one written at "
+              "that rate; lane_MB = device memory of one lane (target <= 64 MB at 1080p)\n", gbps);
+  std::printf("%-24s %-10s %6s %10s %10s %10s %10s %10s %9s %8s  %s\n", "case", "size", "window", "graph_ms",
+              "min_ms", "stream_ms", "upload_ms", "target_ms", "floor_ms", "lane_MB", "verdict");
   for (const BenchCase& b : cases) {
     const std::string name = std::string(b.label) + " " + std::to_string(b.width) + "x" + std::to_string(b.height);
     if (!filter.empty() && name.find(filter) == std::string::npos) continue;
@@ -81,9 +84,10 @@ int run_bench(int iterations, const std::string& filter) {
     gpu = r.gpu;
     const std::string size = std::to_string(b.width) + "x" + std::to_string(b.height);
     const int window = b.config.mode == Mode::ahe ? b.config.ahe.window : 0;
-    std::printf("%-24s %-10s %6d %10.4f %10.4f %10.4f %10.4f %10.3f  %s\n", b.label, size.c_str(), window,
-                r.chain_ms, r.chain_min_ms, r.stream_ms, r.upload_ms, b.target_ms,
-                b.target_ms <= 0 ? "-" : (r.chain_ms <= b.target_ms ? "meets" : "MISSES"));
+    const double floor_ms = 2.0 * r.frame_bytes / (gbps * 1e9) * 1e3;
+    std::printf("%-24s %-10s %6d %10.4f %10.4f %10.4f %10.4f %10.3f %9.4f %8.1f  %s\n", b.label, size.c_str(), window,
+                r.chain_ms, r.chain_min_ms, r.stream_ms, r.upload_ms, b.target_ms, floor_ms,
+                r.device_bytes / 1048576.0, b.target_ms <= 0 ? "-" : (r.chain_ms <= b.target_ms ? "meets" : "MISSES"));
     if (b.config.mode == Mode::dcp)
       for (const hazefree::StageTime& st : r.stages)
         std::printf("    stage %-22s %10.4f ms (plain launches, events between stages)\n", st.name.c_str(), st.ms);
