@@ -106,6 +106,8 @@ class Pipeline {
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
+    if (options.processing.backend == Backend::automatic && processor_->lanes() > 0 && !video.on_device)
+      try_gpu_or_fall_back();
     out_width_ = options.side_by_side ? side_by_side_width(format, video.width) : video.width;
     // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
     // host after each frame, so it runs one frame at a time.
@@ -127,6 +129,25 @@ class Pipeline {
                  video.width, video.height, video.codec_name, video.source_pixel_format, options.output,
                  processor_->description(), lanes_,
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_).count());
+    }
+  }
+
+  // `--backend auto`: the GPU backend processes the first picture once before the run (which
+  // also allocates its workspaces for this size up front); if it fails there (out of device
+  // memory at a large size, a GPU that fails to initialise its kernels), the CPU backend takes
+  // over with a warning instead of the run failing.
+  void try_gpu_or_fall_back() {
+    const ImageView& first = reader_.frame().view;
+    try {
+      Image scratch(first.format, first.width, first.height);
+      processor_->process(first, scratch.view());
+      processor_->reset();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "hazefree: warning: {} failed on the first picture ({}); using the CPU backend\n",
+                 processor_->description(), e.what());
+      ProcessingConfig cpu = options_.processing;
+      cpu.backend = Backend::cpu;
+      processor_ = make_cpu_processor(cpu);
     }
   }
 

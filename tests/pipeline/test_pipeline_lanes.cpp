@@ -131,3 +131,36 @@ TEST_CASE("pipeline lanes: a device fault mid-stream ends the run with its messa
   CHECK_FALSE(std::filesystem::exists(o.output));
   CHECK(std::filesystem::is_empty(dir));  // no temporary file left behind either
 }
+
+namespace {
+
+// A GPU-like backend (it has lanes) that fails on its first picture, as one out of device memory
+// would.
+class FailingGpu final : public FrameProcessor {
+ public:
+  void process(const ImageView&, ImageView&) override { throw std::runtime_error("out of memory (simulated)"); }
+  void reset() override {}
+  std::string description() const override { return "failing gpu"; }
+  int lanes() const override { return 2; }
+};
+
+}  // namespace
+
+TEST_CASE("pipeline lanes: with --backend auto a GPU failing on the first picture hands over to the CPU") {
+  const std::string dir = test::temp_dir("pipeline-fallback");
+  RunOptions reference = options_for(dir + "/cpu.mkv");
+  const RunSummary a = run_pipeline(reference, make_cpu_processor(DeferredLanes::config()));
+  RunOptions automatic = options_for(dir + "/auto.mkv");
+  automatic.processing.backend = Backend::automatic;
+  const RunSummary b = run_pipeline(automatic, std::make_unique<FailingGpu>());
+  CHECK(b.processor.rfind("cpu", 0) == 0);
+  CHECK(b.frames_out == a.frames_out);
+  CHECK(frames_of(automatic.output) == frames_of(reference.output));
+
+  // An explicit --backend cuda is not second-guessed: the failure ends the run.
+  RunOptions explicit_gpu = options_for(dir + "/cuda.mkv");
+  explicit_gpu.processing.backend = Backend::cuda;
+  CHECK_THROWS_WITH(run_pipeline(explicit_gpu, std::make_unique<FailingGpu>()),
+                    doctest::Contains("out of memory"));
+  CHECK_FALSE(std::filesystem::exists(explicit_gpu.output));
+}
