@@ -16,10 +16,12 @@
 #include <random>
 #include <vector>
 
+#include "io/logging.hpp"
 #include "io/media_reader.hpp"
 #include "kernels/processor.hpp"
 #include "pipeline/frame_pool.hpp"
 #include "pipeline/options.hpp"
+#include "pipeline/pipeline.hpp"
 
 namespace hazefree {
 namespace {
@@ -447,6 +449,46 @@ void plot_results(const std::string& json_path, const std::string& png_path) {
   fmt::print(stderr, "bench: plot written to {}\n", png_path);
 }
 
+// The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
+// the backend and the encoder are all measured, as `hazefree in out` would run them.
+int bench_end_to_end(const std::string& input, const std::string& mode, const std::string& backend,
+                     const std::string& encoder, const std::string& preset, const std::string& hwdec,
+                     const std::vector<std::string>& sets, const std::string& config_file,
+                     const std::string& json_path) {
+  RunOptions o;
+  if (!config_file.empty()) apply_config_file(o, config_file);
+  set_config_value(o, "mode", mode);
+  set_config_value(o, "backend", backend == "all" ? "auto" : backend);
+  set_config_value(o, "output.encoder", encoder);
+  set_config_value(o, "output.preset", preset);
+  set_config_value(o, "output.format", "null");
+  if (!hwdec.empty()) set_config_value(o, "input.hwdec", hwdec);
+  for (const std::string& s : sets) apply_set_argument(o, s);
+  o.input = input;
+  o.output = "/dev/null";
+  o.quiet = true;
+  finalize_options(o);
+  const RunSummary r = run_pipeline(o);
+  const double fps = r.seconds > 0 ? r.frames_out / r.seconds : 0.0;
+  const double busy = r.decode_ms + r.process_ms + r.encode_ms;
+  const double wall_ms = r.frames_out > 0 ? r.seconds * 1000.0 / r.frames_out : 0.0;
+  fmt::print("end to end: {} frames of {} ({} on {}, {} {}, decode {}) in {:.2f} s: {:.1f} fps\n", r.frames_out,
+             input, mode, r.processor, encoder, preset, hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
+  fmt::print("busy ms/frame: decode {:.3f}  process {:.3f}  encode {:.3f}  (wall {:.3f}; overlap efficiency {:.2f})\n",
+             r.decode_ms, r.process_ms, r.encode_ms, wall_ms, wall_ms > 0 ? busy / wall_ms : 0.0);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    if (!out) throw std::runtime_error(json_path + ": cannot write");
+    out << nlohmann::json{{"tool", "hazefree bench --end-to-end"}, {"input", input}, {"processor", r.processor},
+                          {"frames", r.frames_out}, {"seconds", r.seconds}, {"fps", fps},
+                          {"decode_ms", r.decode_ms}, {"process_ms", r.process_ms}, {"encode_ms", r.encode_ms},
+                          {"overlap_efficiency", wall_ms > 0 ? busy / wall_ms : 0.0}}
+                .dump(2)
+        << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int bench_main(int argc, char** argv) {
@@ -456,7 +498,8 @@ int bench_main(int argc, char** argv) {
   std::string color_text = "luma", plot_path;
   int frames = 20, warmup = 3, threads = 0, window = 63;
   float clip = 0.f;
-  bool seed_tables = false, ahe_windows = false, raw_pipeline = false;
+  bool seed_tables = false, ahe_windows = false, raw_pipeline = false, end_to_end = false;
+  std::string encoder = "libx264", preset = "veryfast", hwdec;
   std::vector<std::string> sets;
   app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)");
   app.add_option("--size", size, "generated frames of this size, WxH (default 1920x1080)");
@@ -474,6 +517,12 @@ int bench_main(int argc, char** argv) {
   app.add_option("--plot", plot_path,
                  "also draw the per-frame stage times and the atmospheric light over time into this PNG "
                  "(scripts/plot-bench.py, python3 with matplotlib)");
+  app.add_flag("--end-to-end", end_to_end,
+               "with --input: the whole run (decode thread, backend lanes, encoder thread; the encoded "
+               "stream discarded), fps and each stage's busy ms/frame");
+  app.add_option("--encoder", encoder, "encoder of --end-to-end (default libx264)");
+  app.add_option("--preset", preset, "libx264 preset of --end-to-end (default veryfast)");
+  app.add_option("--hwdec", hwdec, "decoder of --end-to-end: cuda = NVDEC");
   app.add_flag("--pipeline", raw_pipeline,
                "raw frames host -> backend -> host: one frame at a time versus overlapped lanes, in one run");
   app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");
@@ -485,7 +534,12 @@ int bench_main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  io::set_ffmpeg_log_level(io::LogLevel::normal);
   try {
+    if (end_to_end) {
+      if (input.empty()) throw UsageError("--end-to-end needs --input FILE");
+      return bench_end_to_end(input, mode_text, backend, encoder, preset, hwdec, sets, config_file, json_path);
+    }
     RunOptions options;
     if (!config_file.empty()) apply_config_file(options, config_file);
     set_config_value(options, "mode", mode_text);

@@ -247,3 +247,18 @@ TEST_CASE("cli: --hwdec cuda without a usable GPU fails with one clear line; unk
   CHECK(r.err.find("--hwdec cuda") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir + "/o.mp4"));
 }
+
+TEST_CASE("cli: bench --end-to-end runs decode, backend and encoder on a file and reports each stage") {
+  const std::string dir = test::temp_dir("cli-bench-e2e");
+  const test::CommandResult r = run_hazefree_bench("--input " + q(test::sample_path("hazy-street.mp4")) +
+                                                   " --end-to-end --backend cpu --mode he --preset ultrafast --json " +
+                                                   q(dir + "/e2e.json"));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("end to end: 100 frames") != std::string::npos);
+  CHECK(r.out.find("busy ms/frame: decode") != std::string::npos);
+  std::ifstream in(dir + "/e2e.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json.find("\"encode_ms\"") != std::string::npos);
+  CHECK(run_hazefree_bench("--end-to-end").status == 2);  // needs --input
+}
