@@ -1,9 +1,10 @@
 // Global HE and sliding-window AHE/CLAHE on the GPU (SPEC 4), bit-exact with the CPU backend:
 // every rule comes from kernels/equalize_rules.hpp and kernels/color_rules.hpp.
 //
-// HE: privatised shared-memory histograms merged with global atomics; the last block to finish
-// builds the LUT (block scan of the counts, or the sequential float rule under he_temporal) and
-// clears the histogram for the next frame; a second kernel applies it. Nothing goes to the host.
+// HE: privatised shared-memory histograms (for 8 bits, 32 lane sub-histograms per block and
+// channel, one per bank) merged with global atomics; the last block to finish builds the LUT
+// (block scan of the counts, or the sequential float rule under he_temporal) and clears the
+// histogram for the next frame; a second kernel applies it. Nothing goes to the host.
 // AHE/CLAHE: Perreault-Hebert column histograms per tile of 256 x kAheTileRows outputs, a warp
 // per 32 output columns sliding the window histogram right (8 bins per lane), the start of each
 // row moved down by the pixels entering and leaving: the cost per pixel does not depend on the
@@ -78,12 +79,13 @@ class CudaEqualizer {
   ProcessingConfig config_;
   std::vector<HePlaneJob> extra_jobs_;  // chroma planes copied/filled by the HE map kernel
   DeviceBuffer<std::uint8_t> scratch_;   // 6 planes: 3 in, 3 out
-  DeviceBuffer<std::uint32_t> hist_;     // 3 x 256 or 4096 bins, cleared by the LUT builder
+  DeviceBuffer<std::uint32_t> hist_;     // copies of 3 x 256 bins, or 4096, cleared by the LUT builder
   DeviceBuffer<unsigned> ticket_;        // blocks done, for the last-block LUT build
   DeviceBuffer<std::uint8_t> lut8_;      // 3 x 256
   DeviceBuffer<std::uint16_t> lut12_;    // 4096
   AheCuda ahe_;
   int sm_count_ = 0;
+  int he_blocks_per_sm_ = 1;  // resident blocks of the 8-bit histogram kernel per multiprocessor
 };
 
 }  // namespace hazefree::cuda
