@@ -108,6 +108,11 @@ if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then
     >>"$OUT/pipeline.txt" 2>&1; rc=$?; t1=$(now)
   took=$(awk "BEGIN{print $t1 - $t0}")
   summary+=("1080p file cuda --hwdec cuda: exit $rc, ${took} s; frames $(frames_of /tmp/hf-hwdec.mp4)")
+  for dec in "" "--hwdec cuda"; do
+    # shellcheck disable=SC2086
+    timeout 100 "$HF" bench --input /tmp/in1080.mp4 --end-to-end --backend cuda $dec >"$OUT/e2e-bench.txt" 2>&1
+    summary+=("bench --end-to-end ${dec:-cpu decode}: $(tr '\n' ' ' <"$OUT/e2e-bench.txt")")
+  done
 
   # A live source at 30 fps through --live: drops and latency are reported by the summary line.
   "$FF" -v error -re -f lavfi -i testsrc2=size=1920x1080:rate=30 -t 8 -pix_fmt yuv420p -f yuv4mpegpipe - |
