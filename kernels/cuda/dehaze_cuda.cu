@@ -579,6 +579,11 @@ struct ColumnArgs {
   const float* guide;  // G, for q = mean(a) G + mean(b)
   int guide_stride;
   int out_stride;
+  // When set, G is recomputed from the frame (as the chain's first kernel computed it) instead
+  // of read from `guide`, whose plane then served as scratch.
+  int guide_from_frame;
+  FrameRef frame;
+  color::YuvToRgbF rgb;
 };
 
 // The outputs of the vertical pass at (x, y) from the float means: a and b (in double from the
@@ -597,7 +602,13 @@ __device__ __forceinline__ void store_column_output(const ColumnArgs& args, cons
     args.out0[o] = mean[0];
     args.out1[o] = mean[1];
   } else {
-    const float g = args.guide[static_cast<std::ptrdiff_t>(y) * args.guide_stride + x];
+    float g;
+    if (args.guide_from_frame) {
+      const Rgb3f c = load_rgb_f(args.frame, args.rgb, x, y);
+      g = dcp::grey(c.r, c.g, c.b);
+    } else {
+      g = args.guide[static_cast<std::ptrdiff_t>(y) * args.guide_stride + x];
+    }
     args.out0[o] = mean[0] * g + mean[1];
   }
 }
@@ -890,7 +901,8 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
   if (scratch) {
     for (int c = 0; c < 4; ++c) hp[c] = scratch->horizontal[c];
     a = input.data;  // t~ is consumed by the first row pass
-    b = scratch->b;
+    // With the guide recomputable from the frame, its plane is free after the first row pass.
+    b = scratch->guide_frame ? guide.data : scratch->b;
   } else {
     horizontal_.reserve(plane * kMaxSources);
     coeff_.reserve(plane * (output ? 2 : 4));
@@ -930,6 +942,11 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
     args.out_stride = output->stride;
     args.guide = guide.data;
     args.guide_stride = guide.stride;
+    if (scratch && scratch->guide_frame) {
+      args.guide_from_frame = 1;
+      args.frame = frame_ref(*scratch->guide_frame);
+      args.rgb = color::yuv_to_rgb_f(scratch->guide_frame->matrix, scratch->guide_frame->range);
+    }
     launch_box_columns<ColumnOutput::filtered>(args, stream);
     return;
   }
@@ -1010,7 +1027,9 @@ void CudaDehazer::ensure(int width, int height) {
   stride_ = float_stride(width);
   plane_floats_ = std::max(static_cast<std::size_t>(stride_) * height,
                            static_cast<std::size_t>(float_stride(height)) * width);
-  const int planes = params_.gf_subsample == 1 ? kPlanes : kExtra0;
+  recompute_guide_ = static_cast<long>(width) * height <= kRecomputeGuideMaxPixels;
+  // The fast filter has workspaces of its own (at a sixteenth of the size for subsample 4).
+  const int planes = params_.gf_subsample != 1 ? kExtra0 : (recompute_guide_ ? kExtra2 : kExtra2 + 1);
   planes_.reserve(plane_floats_ * planes);
 }
 
@@ -1041,9 +1060,11 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   mark(4, stream);
   if (params_.gf_subsample == 1) {
     // Exact filter: the horizontal sums in the dark and transposed planes (both done with) and
-    // two more; b in a third.
+    // two more; a over t~; b over the grey plane (the guide recomputed from the frame in the
+    // last pass) or in a plane of its own for frames above 1080p.
     const GuidedFilterCuda::Scratch scratch{
-        {plane(kDark), plane(kTransposed), plane(kExtra0), plane(kExtra1)}, plane(kExtra2)};
+        {plane(kDark), plane(kTransposed), plane(kExtra0), plane(kExtra1)},
+        recompute_guide_ ? nullptr : plane(kExtra2), recompute_guide_ ? &d_in : nullptr};
     guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, 1, stream, &scratch);
   } else {
     guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);

@@ -109,10 +109,13 @@ class GuidedFilterCuda {
  public:
   // Planes of the caller's that the exact filter may use instead of its own: four for the
   // horizontal sums and one for b (each of the guide's size and stride). `a` goes into the
-  // input plane, whose values the first pass has consumed by then.
+  // input plane, whose values the first pass has consumed by then. With `guide_frame` (the
+  // frame the guide is the grey of), b goes into the guide's plane and the last pass recomputes
+  // the guide from the frame, so `b` is not needed.
   struct Scratch {
     float* horizontal[4];
     float* b;
+    const ImageView* guide_frame;
   };
   void apply(const DevicePlaneF& guide, const DevicePlaneF& input, const DevicePlaneF& output,
              int radius, float eps, int subsample, cudaStream_t stream, const Scratch* scratch = nullptr);
@@ -162,10 +165,16 @@ class CudaDehazer {
   DcpParams params_;
   int width_ = 0, height_ = 0, stride_ = 0;
   // One workspace of equal planes (each large enough for the normal or the transposed layout):
-  // grey, work, dark, transposed, and for the exact guided filter three more. Stages reuse the
-  // planes earlier stages are done with, which keeps a 1080p lane near 60 MB (it was 140 MB
-  // with a buffer per purpose; H200, 2026-11-21).
-  enum Plane { kGrey, kWork, kDark, kTransposed, kExtra0, kExtra1, kExtra2, kPlanes };
+  // grey, work, dark, transposed, and for the exact guided filter two or three more. Stages
+  // reuse the planes earlier stages are done with (it was 140 MB per 1080p lane with a buffer
+  // per purpose; H200, 2026-11-21).
+  enum Plane { kGrey, kWork, kDark, kTransposed, kExtra0, kExtra1, kExtra2 };
+  // Up to 1080p the guided filter's last pass recomputes the guide from the frame, so b can take
+  // the grey plane: 60 MB per 1080p lane instead of 68, for 6 us more (0.228 -> 0.234 ms). Above
+  // that the plane is kept: at 4K the recomputation cost 31 us (0.772 -> 0.803 ms) and memory
+  // is not short there (H200, 2026-11-21).
+  static constexpr long kRecomputeGuideMaxPixels = 1920L * 1088L;
+  bool recompute_guide_ = false;
   std::size_t plane_floats_ = 0;
   DeviceBuffer<float> planes_;
   float* plane(Plane p) const { return planes_.get() + plane_floats_ * p; }
