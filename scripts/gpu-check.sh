@@ -37,6 +37,9 @@ if [[ $what == all || $what == sanitize ]]; then
   timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool racecheck --error-exitcode 3 "$BIN" -tc='AHE colour modes*,HE with a region*,DCP parameters*' \
     >"$OUT/racecheck.log" 2>&1
   summary+=("racecheck: exit $? ($(grep -c 'hazard' "$OUT/racecheck.log") hazard lines)")
+  timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool synccheck --error-exitcode 3 "$BIN" -tc="$cases" \
+    >"$OUT/synccheck.log" 2>&1
+  summary+=("synccheck: exit $? ($(grep -E 'ERROR SUMMARY' "$OUT/synccheck.log" | tail -n 1))")
   unset HAZEFREE_GPU_TESTS_SMALL
 fi
 
