@@ -64,17 +64,6 @@ Child spawn_hazefree(const std::vector<std::string>& arguments, const std::strin
   return Child{pid, fds[1]};
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Waits for the child's exit status; a child still running after `seconds` is hung: it is
 // killed and nullopt returned.
 std::optional<int> wait_exit(pid_t pid, int seconds) {
@@ -99,9 +88,9 @@ std::string slurp(const std::string& path) {
 
 // Feeds `frames` pictures slowly (the source of a live stream), then stalls with the pipe open.
 void feed(int fd, int frames) {
-  REQUIRE(write_all(fd, test::y4m_header(kWidth, kHeight, "420jpeg")));
+  REQUIRE(test::write_all(fd, test::y4m_header(kWidth, kHeight, "420jpeg")));
   for (int i = 0; i < frames; ++i) {
-    REQUIRE(write_all(fd, test::y4m_frame(kWidth, kHeight, "420jpeg", i)));
+    REQUIRE(test::write_all(fd, test::y4m_frame(kWidth, kHeight, "420jpeg", i)));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }

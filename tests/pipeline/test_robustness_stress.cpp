@@ -30,17 +30,6 @@ RunOptions parse(std::vector<std::string> words) {
   return options;
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 TEST_CASE("stress: a long piped stream keeps memory flat and leaves no thread behind") {
@@ -65,9 +54,9 @@ TEST_CASE("stress: a long piped stream keeps memory flat and leaves no thread be
   long rss_early = 0;
   bool fed = false;
   std::thread feeder([&] {
-    bool ok = write_all(fds[1], test::y4m_header(16, 16, "mono"));
+    bool ok = test::write_all(fds[1], test::y4m_header(16, 16, "mono"));
     for (int i = 0; ok && i < frames; ++i) {
-      ok = write_all(fds[1], test::y4m_frame(16, 16, "mono", i));
+      ok = test::write_all(fds[1], test::y4m_frame(16, 16, "mono", i));
       // The run is well under way (queues are 4 deep): its working set is established.
       if (i == early) rss_early = test::proc_status_value("VmRSS");
     }

@@ -3,6 +3,10 @@
 // read from /proc.
 #pragma once
 
+#include <unistd.h>
+
+#include <cerrno>
+
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -22,6 +26,18 @@ extern "C" {
 #include "io/media_reader.hpp"
 
 namespace hazefree::test {
+
+// Writes all of `bytes` to a pipe, through interrupted writes; false when the reader is gone.
+inline bool write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 inline std::string q(const std::string& s) { return "'" + s + "'"; }
 
