@@ -22,6 +22,7 @@
 #include "pipeline/frame_pool.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/processor_factory.hpp"
 
 namespace hazefree {
 namespace {
@@ -86,9 +87,28 @@ struct BenchResult {
   double fps() const { return median_ms > 0 ? 1000.0 / median_ms : 0.0; }
 };
 
+// Sums each stage's time over the measured frames, keeping the stages in the order they ran.
+class StageMeans {
+ public:
+  void add(const std::vector<StageTime>& stages) {
+    for (const StageTime& st : stages) {
+      if (!sum_.count(st.name)) order_.push_back(st.name);
+      sum_[st.name] += st.ms;
+    }
+  }
+  std::vector<StageTime> means(int frames) const {
+    std::vector<StageTime> out;
+    for (const std::string& name : order_) out.push_back({name, sum_.at(name) / frames});
+    return out;
+  }
+
+ private:
+  std::map<std::string, double> sum_;
+  std::vector<std::string> order_;
+};
+
 BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int measured, int warmup) {
-  std::unique_ptr<FrameProcessor> processor =
-      c.config.backend == Backend::cuda ? make_cuda_processor(c.config) : make_cpu_processor(c.config);
+  std::unique_ptr<FrameProcessor> processor = create_processor(c.config, false);
   // The CUDA backend copies from and to page-locked memory, as the pipeline's pools provide.
   const ImageView& shape = frames[0].view();
   const BufferAllocator allocator =
@@ -103,8 +123,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   PooledFrame* out = outputs.acquire();
   std::vector<double> times;
   std::vector<BenchResult::Frame> per_frame;
-  std::map<std::string, double> stage_sum;
-  std::vector<std::string> stage_order;
+  StageMeans stages;
   for (int i = 0; i < warmup + measured; ++i) {
     const auto t0 = Clock::now();
     processor->process(in[static_cast<std::size_t>(i) % in.size()]->view, out->view);
@@ -112,10 +131,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
     if (i < warmup) continue;
     times.push_back(ms);
     BenchResult::Frame frame{ms, processor->stage_times(), processor->atmospheric_light()};
-    for (const StageTime& s : frame.stages) {
-      if (!stage_sum.count(s.name)) stage_order.push_back(s.name);
-      stage_sum[s.name] += s.ms;
-    }
+    stages.add(frame.stages);
     per_frame.push_back(std::move(frame));
   }
   BenchResult r;
@@ -131,7 +147,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   double total = 0;
   for (double t : times) total += t;
   r.mean_ms = total / times.size();
-  for (const std::string& name : stage_order) r.stages.push_back({name, stage_sum[name] / measured});
+  r.stages = stages.means(measured);
   r.per_frame = std::move(per_frame);
   for (PooledFrame* f : in) inputs.release(f);
   outputs.release(out);
@@ -326,8 +342,7 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
                                 int measured, int warmup) {
   // (The first query starts the CUDA context, so the context is not counted as the backend's.)
   const std::size_t device_before = gpu_memory_in_use();
-  std::unique_ptr<FrameProcessor> processor =
-      config.backend == Backend::cuda ? make_cuda_processor(config) : make_cpu_processor(config);
+  std::unique_ptr<FrameProcessor> processor = create_processor(config, false);
   const ImageView& first = source[0].view();
   const int lanes = std::max(1, processor->lanes());
   const std::size_t count = source.size();
@@ -349,25 +364,19 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
 
   // Serial: one frame at a time.
   processor->reset();
-  std::map<std::string, double> stage_sum;
-  std::vector<std::string> order;
+  StageMeans stages;
   const int total = warmup + measured;
   auto t0 = Clock::now();
   for (int i = 0; i < total; ++i) {
     if (i == warmup) t0 = Clock::now();
     processor->process(in[i % count]->view, out[i % count]->view);
     if (i < warmup) continue;
-    for (const StageTime& st : processor->stage_times()) {
-      if (!stage_sum.count(st.name)) order.push_back(st.name);
-      stage_sum[st.name] += st.ms;
-    }
+    stages.add(processor->stage_times());
   }
   const double serial_s = std::chrono::duration<double>(Clock::now() - t0).count();
   r.serial_fps = measured / serial_s;
-  for (const std::string& name : order) {
-    r.stages.push_back({name, stage_sum[name] / measured});
-    r.stage_sum_ms += stage_sum[name] / measured;
-  }
+  r.stages = stages.means(measured);
+  for (const StageTime& st : r.stages) r.stage_sum_ms += st.ms;
   if (r.stage_sum_ms == 0) r.stage_sum_ms = serial_s * 1000.0 / measured;
   std::vector<std::string> serial_bytes;
   for (std::size_t i = 0; i < count; ++i) {

@@ -59,6 +59,14 @@ std::int64_t steady_us() {
       .count();
 }
 
+// The result frame travels with its input's timing.
+void carry_timing(const PooledFrame& from, PooledFrame& to) {
+  to.pts = from.pts;
+  to.duration = from.duration;
+  to.capture_us = from.capture_us;
+  to.index = from.index;
+}
+
 // Thrown inside the processing stage when a queue was aborted by another stage.
 struct Aborted {};
 
@@ -275,10 +283,7 @@ class Pipeline {
       const std::int64_t t0 = steady_us();
       processor_->wait(done.lane);
       process_busy_us_ += steady_us() - t0;
-      done.out->pts = in->pts;
-      done.out->duration = in->duration;
-      done.out->capture_us = in->capture_us;
-      done.out->index = in->index;
+      carry_timing(*in, *done.out);
       in_pool_->release(in);
       done.item.device_picture.reset();  // the decoder may reuse the GPU picture now
       done.item.frame = done.out;
@@ -364,10 +369,7 @@ class Pipeline {
           processor_->process(in->view, out->view);
         }
         process_busy_us_ += steady_us() - t0;
-        out->pts = in->pts;
-        out->duration = in->duration;
-        out->capture_us = in->capture_us;
-        out->index = in->index;
+        carry_timing(*in, *out);
         in_pool_->release(in);
         item->frame = out;
       }
