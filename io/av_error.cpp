@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavutil/error.h>
 #include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
 }
 
 namespace hazefree::io {
@@ -93,6 +94,15 @@ PixelFormat nearest_supported(AVPixelFormat format) {
   if (shift_x >= 1 && shift_y >= 1) return semi_planar ? PixelFormat::nv12 : PixelFormat::yuv420p;
   if (shift_x >= 1) return PixelFormat::yuv422p;
   return PixelFormat::yuv444p;
+}
+
+int sws_matrix_id(ColorMatrix matrix) {
+  switch (matrix) {
+    case ColorMatrix::bt709: return SWS_CS_ITU709;
+    case ColorMatrix::bt2020: return SWS_CS_BT2020;
+    case ColorMatrix::bt601: break;
+  }
+  return SWS_CS_ITU601;
 }
 
 }  // namespace detail

@@ -83,6 +83,8 @@ void warn(const std::string& name, const std::string& text);
 AVPixelFormat to_av_format(PixelFormat format);
 // The PixelFormat whose layout is exactly `format` (yuvj* included), or false.
 bool from_av_format(AVPixelFormat format, PixelFormat* out);
+// libswscale's coefficient table (SWS_CS_*) for a YCbCr matrix.
+int sws_matrix_id(ColorMatrix matrix);
 // The supported layout nearest to an unsupported `format` (see media_reader.cpp for the rules).
 PixelFormat nearest_supported(AVPixelFormat format);
 bool is_full_range_yuv_format(AVPixelFormat format);  // yuvj420p, yuvj422p, yuvj444p

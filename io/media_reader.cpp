@@ -57,15 +57,6 @@ ColorMatrix resolve_matrix(AVColorSpace space, int height) {
   }
 }
 
-int sws_matrix_id(ColorMatrix matrix) {
-  switch (matrix) {
-    case ColorMatrix::bt709: return SWS_CS_ITU709;
-    case ColorMatrix::bt2020: return SWS_CS_BT2020;
-    case ColorMatrix::bt601: break;
-  }
-  return SWS_CS_ITU601;
-}
-
 bool is_yuv_layout(AVPixelFormat format) {
   const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
   if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BAYER))) {

@@ -67,15 +67,6 @@ bool list_has(const AVPixelFormat* list, AVPixelFormat format) {
   return false;
 }
 
-int sws_matrix_id(ColorMatrix matrix) {
-  switch (matrix) {
-    case ColorMatrix::bt709: return SWS_CS_ITU709;
-    case ColorMatrix::bt2020: return SWS_CS_BT2020;
-    case ColorMatrix::bt601: break;
-  }
-  return SWS_CS_ITU601;
-}
-
 AVColorSpace av_color_space(ColorMatrix matrix) {
   switch (matrix) {
     case ColorMatrix::bt709: return AVCOL_SPC_BT709;
