@@ -147,6 +147,15 @@ inline oracle::Grey constant_like(const oracle::Grey& g, std::uint8_t value) {
   return out;
 }
 
+// The chroma planes of a luma/grey-mode result: kept in luma mode, neutral (128) in grey mode.
+inline void check_chroma_of_luma_mode(const ImageView& in, const ImageView& out, ColorMode mode) {
+  for (int p = 1; p < in.plane_count; ++p)
+    for (int c = 0; c < bytes_per_sample(in.format, p); ++c) {
+      const oracle::Grey chroma = channel_of(in, p, c);
+      CHECK(same(mode == ColorMode::grey ? constant_like(chroma, 128) : chroma, channel_of(out, p, c)));
+    }
+}
+
 // Images are move-only: a braced list of them cannot be iterated, a vector can.
 template <typename... Frames>
 std::vector<Image> frame_list(Frames&&... frames) {
