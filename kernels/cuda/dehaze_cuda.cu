@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
@@ -245,6 +246,138 @@ void launch_column_min(const float* in, int in_stride, int width, int height, in
   }
 }
 
+// ---- fused per-pixel minimum and min filter (small radii) -------------------------------------
+
+// For r <= kPatchTileMaxRadius the chain computes the dark channel (and the raw transmission) in
+// one kernel per 64x64 tile of outputs: the per-pixel channel minimum of the tile and its r-wide
+// halo (+inf outside the image, which clips the window) goes into shared memory, then the same
+// van Herk / Gil-Werman passes as MinFilterCuda run there: along rows (segments of k = 2r + 1,
+// suffix minima into a second array, prefix minima in place, output j = min(suffix[j],
+// prefix[j + 2r]), written over the suffix), then along the columns of those row results.
+// Minima are exact, so the result is the two-pass filter's bit for bit; no plane of channel
+// minima, no transposed plane and no row-filtered plane pass through device memory.
+// Tile shape: 64x64 outputs with 512 threads and two (64 + 2r) x (64 + 2r) float arrays (49 KB
+// at r = 7) fit four blocks on an SM, and 1080p's 510 tiles fill the H200's 132 SMs once.
+constexpr int kPatchTile = 64;
+constexpr int kPatchThreads = 512;
+
+struct PatchTileShape {
+  int r, k, in_w, pitch;  // the region is in_w x in_w; pitch odd: consecutive lines hit other banks
+  __host__ __device__ explicit PatchTileShape(int radius)
+      : r(radius), k(2 * radius + 1), in_w(kPatchTile + 2 * radius),
+        pitch((kPatchTile + 2 * radius) | 1) {}
+  __host__ __device__ int shared_floats() const { return 2 * in_w * pitch; }
+};
+
+// Van Herk / Gil-Werman on `lines` lines of `count` values (`line_step` floats between lines,
+// `pos_step` between positions): one (line, segment of k) per work item, suffix minima into
+// `suffix`, prefix minima in place. Work items on consecutive lines go to consecutive threads.
+__device__ __forceinline__ void segment_scans(float* values, float* suffix, int lines,
+                                              int line_step, int count, int pos_step, int k) {
+  const int segments = (count + k - 1) / k;
+  for (int item = threadIdx.x; item < lines * segments; item += blockDim.x) {
+    const int seg = item / lines, line = item - seg * lines;
+    const int begin = seg * k, n = min(count, begin + k) - begin;
+    float* v = values + line * line_step + begin * pos_step;
+    float* s = suffix + line * line_step + begin * pos_step;
+    float m = kInf;
+#pragma unroll 4
+    for (int i = n - 1; i >= 0; --i) {
+      m = fminf(m, v[i * pos_step]);
+      s[i * pos_step] = m;
+    }
+    m = kInf;
+#pragma unroll 4
+    for (int i = 0; i < n; ++i) {
+      m = fminf(m, v[i * pos_step]);
+      v[i * pos_step] = m;
+    }
+  }
+}
+
+// kNormalised = false: grey and the dark channel (steps 1 and 2); true: the raw transmission
+// 1 - omega * min over the patch of min_c (I_c / A_c) (step 5), A read from `state`.
+template <bool kNormalised>
+__global__ void __launch_bounds__(kPatchThreads, 4)
+    patch_min_tile_kernel(FrameRef f, color::YuvToRgbF k, const AtmosphereState* state, int radius,
+                          float omega, DevicePlaneF grey, DevicePlaneF out) {
+  extern __shared__ float s_mem[];
+  const PatchTileShape t(radius);
+  float* s_a = s_mem;                     // values, then prefix minima; later column suffixes
+  float* s_b = s_mem + t.in_w * t.pitch;  // row suffixes, then row results
+  const int x0 = blockIdx.x * kPatchTile, y0 = blockIdx.y * kPatchTile;
+  float a0 = 1.f, a1 = 1.f, a2 = 1.f;
+  if (kNormalised) {
+    a0 = state->value[0];
+    a1 = state->value[1];
+    a2 = state->value[2];
+  }
+  // Region pixel (lx, ly) at (x0 - r + lx, y0 - r + ly); threads step through it in raster order
+  // without dividing.
+  const int step_y = kPatchThreads / t.in_w, step_x = kPatchThreads - step_y * t.in_w;
+  int ly = threadIdx.x / t.in_w, lx = threadIdx.x - ly * t.in_w;
+  for (; ly < t.in_w; ly += step_y) {
+    const int x = x0 - t.r + lx, y = y0 - t.r + ly;
+    float v = kInf;
+    if (x >= 0 && x < f.width && y >= 0 && y < f.height) {
+      const Rgb3f c = load_rgb_f(f, k, x, y);
+      if (kNormalised) {
+        v = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
+      } else {
+        v = dcp::min3(c.r, c.g, c.b);
+        if (lx >= t.r && lx < t.r + kPatchTile && ly >= t.r && ly < t.r + kPatchTile)
+          plane_row(grey, y)[x] = dcp::grey(c.r, c.g, c.b);
+      }
+    }
+    s_a[ly * t.pitch + lx] = v;
+    lx += step_x;
+    if (lx >= t.in_w) {
+      lx -= t.in_w;
+      ++ly;
+    }
+  }
+  __syncthreads();
+  // Rows: in_w lines of in_w values; the results (kPatchTile per line) over the suffixes.
+  segment_scans(s_a, s_b, t.in_w, t.pitch, t.in_w, 1, t.k);
+  __syncthreads();
+  for (int line = threadIdx.x / kPatchTile; line < t.in_w; line += kPatchThreads / kPatchTile) {
+    const int j = threadIdx.x % kPatchTile;
+    const int i = line * t.pitch + j;
+    s_b[i] = fminf(s_b[i], s_a[i + 2 * t.r]);
+  }
+  __syncthreads();
+  // Columns: kPatchTile lines (consecutive threads on consecutive columns) of in_w values.
+  segment_scans(s_b, s_a, kPatchTile, 1, t.in_w, t.pitch, t.k);
+  __syncthreads();
+  for (int ly = threadIdx.x / kPatchTile; ly < kPatchTile; ly += kPatchThreads / kPatchTile) {
+    const int j = threadIdx.x % kPatchTile;
+    const int x = x0 + j, y = y0 + ly;
+    if (x >= f.width || y >= f.height) continue;
+    const float m = fminf(s_a[ly * t.pitch + j], s_b[(ly + 2 * t.r) * t.pitch + j]);
+    plane_row(out, y)[x] = kNormalised ? dcp::raw_transmission(m, omega) : m;
+  }
+}
+
+template <bool kNormalised>
+void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
+                           float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
+                           cudaStream_t stream) {
+  const PatchTileShape t(radius);
+  const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
+  static const bool attribute_set = [] {
+    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(
+        patch_min_tile_kernel<kNormalised>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        PatchTileShape(kPatchTileMaxRadius).shared_floats() * static_cast<int>(sizeof(float))));
+    return true;
+  }();
+  (void)attribute_set;
+  const FrameRef f = frame_ref(d_frame);
+  const dim3 grid(div_up(f.width, kPatchTile), div_up(f.height, kPatchTile));
+  patch_min_tile_kernel<kNormalised><<<grid, kPatchThreads, shared, stream>>>(
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, radius, omega, grey, out);
+  HAZEFREE_CUDA_CHECK_LAUNCH("patch_min_tile_kernel");
+}
+
 // ---- atmospheric light ----------------------------------------------------------------------
 
 struct Candidate {
@@ -449,6 +582,11 @@ constexpr int kRowThreads = 256;
 // re-reads: the fast guided filter at 1080p (r = 8) took 112 / 79 / 64 us with chunks of
 // 64 / 32 / 16 rows (H200, 2026-11-21).
 constexpr int kColumnChunk = 16;
+// 64 x 2 threads per block, at most 64 registers so that eight blocks share an SM: 1080p's 1020
+// blocks then run in one wave on the H200's 132 SMs (at 72 registers, seven blocks per SM left
+// a second wave of 96 blocks).
+constexpr int kColumnThreads = 128;
+constexpr int kColumnBlocksPerSm = 8;
 constexpr int kMaxSources = 4;
 
 // Box-filter sources over at most two input planes: source c is in[first[c]], times
@@ -519,7 +657,9 @@ __global__ void __launch_bounds__(kRowThreads)
     box_rows_tile_kernel(BoxSources src, int width, int stride, int radius, int tile) {
   using Scan = cub::BlockScan<double, kRowThreads>;
   __shared__ typename Scan::TempStorage s_scan;
-  __shared__ double s_prefix[kItems * kRowThreads];
+  // One padding double after every kItems: thread t's items start at (kItems + 1) t, an odd
+  // multiple, so the 16 threads of a half-warp store to 16 different bank pairs.
+  __shared__ double s_prefix[(kItems + 1) * kRowThreads];
   constexpr int kCount = kProducts ? 4 : 2;
   const int y = blockIdx.y;
   const int x0 = blockIdx.x * tile;
@@ -549,13 +689,15 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     Scan(s_scan).InclusiveSum(v, v);
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) s_prefix[first + k] = v[k];
+    for (int k = 0; k < kItems; ++k) s_prefix[first + threadIdx.x + k] = v[k];
     __syncthreads();
     float* out = src.out[c];
     const int span = 2 * radius + 1;
     for (int j = threadIdx.x; j < tile; j += kRowThreads) {
       const int x = x0 + j;
-      if (x < width) out[row + x] = static_cast<float>(s_prefix[j + span] - s_prefix[j]);
+      const int hi = j + span;
+      if (x < width)
+        out[row + x] = static_cast<float>(s_prefix[hi + hi / kItems] - s_prefix[j + j / kItems]);
     }
     __syncthreads();
   }
@@ -618,7 +760,7 @@ __device__ __forceinline__ void store_column_output(const ColumnArgs& args, cons
 // means in double as sum * (1 / (cy cx)) (the CPU's division) rounded to float; then per kind:
 // a and b (in double from the float means), the means themselves, or q = mean(a) G + mean(b).
 template <ColumnOutput kOut>
-__global__ void box_columns_kernel(ColumnArgs args) {
+__global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm) box_columns_kernel(ColumnArgs args) {
   // Four sources for the coefficients, two for the means: a compile-time count keeps the
   // accumulators in registers.
   constexpr int kCount = kOut == ColumnOutput::coefficients ? 4 : 2;
@@ -750,8 +892,8 @@ void launch_box_columns(const ColumnArgs& args, cudaStream_t stream) {
   // Enough rows per thread that the O(r) start of each chunk stays a fraction of its work.
   ColumnArgs a = args;
   a.chunk = std::max(kColumnChunk, args.ry / 2);
-  const dim3 block(64, 2);
-  const dim3 grid(div_up(a.width, 64), div_up(div_up(a.height, a.chunk), 2));
+  const dim3 block(64, kColumnThreads / 64);
+  const dim3 grid(div_up(a.width, 64), div_up(div_up(a.height, a.chunk), block.y));
   box_columns_kernel<kOut><<<grid, block, 0, stream>>>(a);
   HAZEFREE_CUDA_CHECK_LAUNCH("box_columns_kernel");
 }
@@ -783,6 +925,22 @@ void launch_normalised_channel_min_transposed(const ImageView& d_frame,
                                         dim3(kTile, kTileRows), 0, stream>>>(
       f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, DevicePlaneF{}, out_t);
   HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<normalised>");
+}
+
+void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
+                                  const DevicePlaneF& dark, cudaStream_t stream) {
+  if (radius < 0 || radius > kPatchTileMaxRadius)
+    throw std::invalid_argument("dark channel: the fused kernel takes radii 0.." +
+                                std::to_string(kPatchTileMaxRadius));
+  launch_patch_min_tile<false>(d_frame, nullptr, radius, 0.f, grey, dark, stream);
+}
+
+void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
+                             float omega, const DevicePlaneF& out, cudaStream_t stream) {
+  if (radius < 0 || radius > kPatchTileMaxRadius)
+    throw std::invalid_argument("raw transmission: the fused kernel takes radii 0.." +
+                                std::to_string(kPatchTileMaxRadius));
+  launch_patch_min_tile<true>(d_frame, d_state, radius, omega, DevicePlaneF{}, out, stream);
 }
 
 void launch_frame_to_rgb_f32(const ImageView& d_frame, const DevicePlaneF& r,
@@ -1009,9 +1167,9 @@ CudaDehazer::CudaDehazer(const DcpParams& params) : params_(params) {
 }
 
 const std::vector<std::string>& CudaDehazer::stage_names() {
-  static const std::vector<std::string> names = {"to_rgb_dark_input", "dark_channel",
-                                                 "atmospheric_light", "transmission",
-                                                 "guided_filter", "recovery_from_rgb"};
+  static const std::vector<std::string> names = {"grey_and_dark_channel", "atmospheric_light",
+                                                 "transmission", "guided_filter",
+                                                 "recovery_from_rgb"};
   return names;
 }
 
@@ -1046,18 +1204,27 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   const DevicePlaneF dark{plane(kDark), w, h, stride_};
   const DevicePlaneF work_t{plane(kTransposed), h, w, float_stride(h)};
 
+  const int r = params_.patch_radius;
+  const bool fused = r <= kPatchTileMaxRadius;
   mark(0, stream);
-  launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
+  if (fused) {
+    launch_grey_and_dark_channel(d_in, r, grey, dark, stream);
+  } else {
+    launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
+    // `work` is free until the raw transmission: the row-filtered plane goes there.
+    min_filter_.apply_transposed_in_place(work_t, dark, r, work.data, stream);
+  }
   mark(1, stream);
-  // `work` is free until the raw transmission: the row-filtered plane goes there.
-  min_filter_.apply_transposed_in_place(work_t, dark, params_.patch_radius, work.data, stream);
-  mark(2, stream);
   atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
+  mark(2, stream);
+  if (fused) {
+    launch_raw_transmission(d_in, atmosphere_.frame_state(), r, params_.omega, work, stream);
+  } else {
+    launch_normalised_channel_min_transposed(d_in, atmosphere_.frame_state(), work_t, stream);
+    // The dark channel has served its purpose (A): its plane takes the row-filtered plane.
+    min_filter_.apply_transposed_in_place(work_t, work, r, dark.data, stream, params_.omega);
+  }
   mark(3, stream);
-  launch_normalised_channel_min_transposed(d_in, atmosphere_.frame_state(), work_t, stream);
-  // The dark channel has served its purpose (A): its plane takes the row-filtered plane.
-  min_filter_.apply_transposed_in_place(work_t, work, params_.patch_radius, dark.data, stream, params_.omega);
-  mark(4, stream);
   if (params_.gf_subsample == 1) {
     // Exact filter: the horizontal sums in the dark and transposed planes (both done with) and
     // two more; a over t~; b over the grey plane (the guide recomputed from the frame in the
@@ -1069,12 +1236,12 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   } else {
     guided_.apply(grey, work, work, params_.gf_radius, params_.gf_eps, params_.gf_subsample, stream);
   }
-  mark(5, stream);
+  mark(4, stream);
   ImageView out = d_out;
   out.matrix = d_in.matrix;
   out.range = d_in.range;
   launch_recover_to_frame(d_in, work, atmosphere_.frame_state(), params_, out, stream);
-  mark(6, stream);
+  mark(5, stream);
 }
 
 }  // namespace hazefree::cuda

@@ -39,6 +39,13 @@ inline int float_stride(int width) { return (width + 31) / 32 * 32; }
 void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const DevicePlaneF& grey,
                                             const DevicePlaneF& channel_min_t, cudaStream_t stream);
 
+// Steps 1 and 2 in one kernel for patch radii up to kPatchTileMaxRadius (the chain's usual
+// case): grey and the dark channel straight from the frame, per 64x32 tile with the van Herk /
+// Gil-Werman passes in shared memory; bit-identical to the channel minimum through MinFilterCuda.
+constexpr int kPatchTileMaxRadius = 16;
+void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
+                                  const DevicePlaneF& dark, cudaStream_t stream);
+
 // Step 2 (and step 5's filter): exact running minimum over the (2r+1)^2 window clipped at the
 // borders. Rows through a padded shared-memory transpose and the coalesced column kernel.
 class MinFilterCuda {
@@ -136,6 +143,11 @@ class GuidedFilterCuda {
 void launch_normalised_channel_min_transposed(const ImageView& d_frame,
                                               const AtmosphereState* d_state,
                                               const DevicePlaneF& out_t, cudaStream_t stream);
+
+// Step 5 in one kernel for radii up to kPatchTileMaxRadius, as launch_grey_and_dark_channel:
+// t~ = 1 - omega * min over the patch of min_c (I_c / A_c), A read from device memory.
+void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
+                             float omega, const DevicePlaneF& out, cudaStream_t stream);
 
 // Steps 7 to 9 and the conversion back to the frame's format.
 void launch_recover_to_frame(const ImageView& d_in, const DevicePlaneF& transmission,

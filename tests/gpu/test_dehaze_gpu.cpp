@@ -4,14 +4,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "gpu/gpu_test_util.hpp"
+#include "kernels/color_convert.hpp"
 #include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/cuda_processor.hpp"
 #include "kernels/cuda/dehaze_cuda.hpp"
+#include "kernels/cuda/device_frame.hpp"
 #include "kernels/dehaze_ops.hpp"
 #include "kernels/processor.hpp"
 
@@ -84,6 +89,63 @@ TEST_CASE("min filter: identical to the CPU's on the same float input") {
         INFO(s.w, "x", s.h, " radius ", radius, " levels ", levels, " seed ", seed);
         CHECK(differing == 0);
       }
+}
+
+TEST_CASE("fused dark channel and raw transmission: identical to the CPU's from the frame") {
+  std::vector<gpu_test::Size> sizes = gpu_test::small_sizes();
+  sizes.push_back({65, 33});
+  sizes.push_back({1920, 1080});
+  const std::array<float, 3> a = {0.83f, 0.91f, 0.77f};
+  cuda::DeviceBuffer<cuda::AtmosphereState> d_state(1);
+  const cuda::AtmosphereState state{{a[0], a[1], a[2]}, {a[0], a[1], a[2]}, 1, 0};
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(d_state.get(), &state, sizeof(state), cudaMemcpyHostToDevice));
+  cpu::MinFilter cpu_filter;
+  for (const PixelFormat f : gpu_test::all_formats())
+    for (const gpu_test::Size s : sizes)
+      for (const int radius : {0, 1, 2, 7, 15, cuda::kPatchTileMaxRadius}) {
+        if (gpu_test::skip_large(s.w, s.h)) continue;
+        if (s.w * s.h > 100'000 && f != PixelFormat::yuv420p && radius != 7) continue;
+        const std::uint32_t seed = fresh_seed();
+        Image in = gpu_test::make_image(f, s.w, s.h);
+        if (seed % 2) gpu_test::fill_random(in.view(), seed);
+        else gpu_test::fill_smooth(in.view(), seed);
+        TwinPlane r(s.w, s.h), g(s.w, s.h), b(s.w, s.h);
+        cpu::frame_to_rgb_f32(in.view(), RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride}, 1);
+        TwinPlane grey(s.w, s.h), dark(s.w, s.h), trans(s.w, s.h);
+        cpu::grey_and_channel_min(RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride},
+                                  grey.cpu(), dark.cpu(), 1);
+        cpu_filter.apply(dark.cpu(), dark.cpu(), radius, 1);
+        cpu::normalised_channel_min(RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride},
+                                    a, trans.cpu(), 1);
+        cpu_filter.apply(trans.cpu(), trans.cpu(), radius, 1);
+        cpu::raw_transmission(trans.cpu(), 0.95f, 1);
+
+        cuda::DeviceFrame d_frame;
+        d_frame.shape(f, s.w, s.h);
+        cuda::copy_frame_async(in.view(), d_frame.view(), cudaMemcpyHostToDevice, nullptr);
+        cuda::launch_grey_and_dark_channel(d_frame.view(), radius, grey.gpu(), dark.gpu(), nullptr);
+        cuda::launch_raw_transmission(d_frame.view(), d_state.get(), radius, 0.95f, trans.gpu(), nullptr);
+        const std::vector<float> got_grey = grey.download(), got_dark = dark.download(),
+                                 got_trans = trans.download();
+        long long differing[3] = {0, 0, 0};
+        for (int y = 0; y < s.h; ++y)
+          for (int x = 0; x < s.w; ++x) {
+            const std::size_t i = static_cast<std::size_t>(y) * grey.stride + x;
+            differing[0] += std::memcmp(&got_grey[i], &grey.host[i], sizeof(float)) != 0;
+            differing[1] += std::memcmp(&got_dark[i], &dark.host[i], sizeof(float)) != 0;
+            differing[2] += std::memcmp(&got_trans[i], &trans.host[i], sizeof(float)) != 0;
+          }
+        INFO(gpu_test::describe(f, s.w, s.h), " radius ", radius, " seed ", seed);
+        CHECK(differing[0] == 0);
+        CHECK(differing[1] == 0);
+        CHECK(differing[2] == 0);
+      }
+  cuda::DeviceFrame d_frame;
+  d_frame.shape(PixelFormat::yuv420p, 8, 8);
+  TwinPlane p(8, 8);
+  CHECK_THROWS_AS(cuda::launch_grey_and_dark_channel(d_frame.view(), cuda::kPatchTileMaxRadius + 1,
+                                                     p.gpu(), p.gpu(), nullptr),
+                  std::invalid_argument);
 }
 
 TEST_CASE("guided filter: the CPU's result to float rounding, exact and subsampled") {
