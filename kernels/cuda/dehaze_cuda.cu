@@ -669,14 +669,32 @@ __global__ void __launch_bounds__(kRowThreads)
   // Region index i holds the input at x = x0 - r - 1 + i (i = 0 is the empty prefix).
   const int first = threadIdx.x * kItems;
   const int end = min(width, x0 + tile + radius);  // inputs past it are never used
+  // The inputs are loaded coalesced (consecutive threads, consecutive x) into shared memory and
+  // read back blocked, kItems consecutive inputs per thread, for the scans. (Loading them
+  // blocked straight from global memory touched kItems cache lines per warp-wide load.) One
+  // padding float per 32 keeps both the striped writes and the blocked reads free of bank
+  // conflicts.
+  constexpr int kSpan = kItems * kRowThreads;
+  constexpr int kStage = kSpan + kSpan / 32;
+  static_assert(2 * kStage * sizeof(float) <= sizeof(s_prefix), "staging fits the prefix array");
+  float* s_stage = reinterpret_cast<float*>(s_prefix);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int i = k * kRowThreads + threadIdx.x;
+    const int x = x0 - radius - 1 + i;
+    const bool inside = i > 0 && x >= 0 && x < end;
+    s_stage[i + i / 32] = inside ? __ldg(in0 + row + x) : 0.f;
+    s_stage[kStage + i + i / 32] = inside ? __ldg(in1 + row + x) : 0.f;
+  }
+  __syncthreads();
   float a0[kItems], a1[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const int x = x0 - radius - 1 + first + k;
-    const bool inside = first + k > 0 && x >= 0 && x < end;
-    a0[k] = inside ? __ldg(in0 + row + x) : 0.f;
-    a1[k] = inside ? __ldg(in1 + row + x) : 0.f;
+    const int i = first + k;
+    a0[k] = s_stage[i + i / 32];
+    a1[k] = s_stage[kStage + i + i / 32];
   }
+  __syncthreads();
 #pragma unroll
   for (int c = 0; c < kCount; ++c) {
     double v[kItems];
@@ -777,9 +795,17 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm) box_column
 #pragma unroll
     for (int c = 0; c < kCount; ++c) acc[c] += args.hs[c][static_cast<std::ptrdiff_t>(y) * args.stride + x];
   }
+  // The CPU's division 1 / (cy cx), done again only where the row count changes (near the top
+  // and bottom borders): a double division per output was a sizeable share of the instructions.
+  int last_cy = -1;
+  double inv = 0.0;
 #pragma unroll 4
   for (int y = y0; y < y1; ++y) {
-    const double inv = 1.0 / (window_count(y, ry, h) * cx);  // the CPU's division
+    const int cy = window_count(y, ry, h);
+    if (cy != last_cy) {
+      inv = 1.0 / (cy * cx);
+      last_cy = cy;
+    }
     float mean[kCount];
 #pragma unroll
     for (int c = 0; c < kCount; ++c) mean[c] = static_cast<float>(acc[c] * inv);
