@@ -246,6 +246,57 @@ void launch_column_min(const float* in, int in_stride, int width, int height, in
   }
 }
 
+// ---- atmospheric light ----------------------------------------------------------------------
+
+struct Candidate {
+  float dark, grey;
+  int x, y;
+};
+
+// Better in the order of SPEC 3: larger dark, then larger grey, then first in raster order.
+__device__ __forceinline__ bool better(const Candidate& a, const Candidate& b) {
+  if (a.dark != b.dark) return a.dark > b.dark;
+  if (a.grey != b.grey) return a.grey > b.grey;
+  return a.y != b.y ? a.y < b.y : a.x < b.x;
+}
+
+constexpr int kBlock = dcp::kAtmosphereBlock;
+
+// One CUDA block of 32x8 threads per 32x32 image block.
+__global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* blocks) {
+  const int x = blockIdx.x * kBlock + threadIdx.x;
+  const int y_first = blockIdx.y * kBlock;
+  Candidate best{-kInf, -kInf, 0x7fffffff, 0x7fffffff};
+  if (x < dark.width) {
+    for (int j = threadIdx.y; j < kBlock; j += blockDim.y) {
+      const int y = y_first + j;
+      if (y >= dark.height) break;
+      const Candidate c{plane_row(dark, y)[x], plane_row(grey, y)[x], x, y};
+      if (better(c, best)) best = c;
+    }
+  }
+  // Warp shuffles, then the 8 warp winners through shared memory.
+  for (int o = 16; o > 0; o /= 2) {
+    Candidate other;
+    other.dark = __shfl_down_sync(0xffffffffu, best.dark, o);
+    other.grey = __shfl_down_sync(0xffffffffu, best.grey, o);
+    other.x = __shfl_down_sync(0xffffffffu, best.x, o);
+    other.y = __shfl_down_sync(0xffffffffu, best.y, o);
+    if (better(other, best)) best = other;
+  }
+  __shared__ Candidate s_best[8];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  if (threadIdx.x == 0) s_best[threadIdx.y] = best;
+  __syncthreads();
+  if (tid == 0) {
+    Candidate b = s_best[0];
+    for (int i = 1; i < 8; ++i)
+      if (better(s_best[i], b)) b = s_best[i];
+    blocks[blockIdx.y * gridDim.x + blockIdx.x] =
+        make_float4(b.dark, b.grey, __int_as_float(b.x), __int_as_float(b.y));
+  }
+}
+
 // ---- fused per-pixel minimum and min filter (small radii) -------------------------------------
 
 // For r <= kPatchTileMaxRadius the chain computes the dark channel (and the raw transmission) in
@@ -297,10 +348,12 @@ __device__ __forceinline__ void segment_scans(float* values, float* suffix, int 
 
 // kNormalised = false: grey and the dark channel (steps 1 and 2); true: the raw transmission
 // 1 - omega * min over the patch of min_c (I_c / A_c) (step 5), A read from `state`.
+// With `block_maxima` (dark channel only), each of the tile's four 32x32 atmospheric-light
+// blocks also gets its maximum, ranked as block_max_kernel ranks (step 3's first half).
 template <bool kNormalised>
 __global__ void __launch_bounds__(kPatchThreads, 4)
     patch_min_tile_kernel(FrameRef f, color::YuvToRgbF k, const AtmosphereState* state, int radius,
-                          float omega, DevicePlaneF grey, DevicePlaneF out) {
+                          float omega, DevicePlaneF grey, DevicePlaneF out, float4* block_maxima) {
   extern __shared__ float s_mem[];
   const PatchTileShape t(radius);
   float* s_a = s_mem;                     // values, then prefix minima; later column suffixes
@@ -349,19 +402,80 @@ __global__ void __launch_bounds__(kPatchThreads, 4)
   // Columns: kPatchTile lines (consecutive threads on consecutive columns) of in_w values.
   segment_scans(s_b, s_a, kPatchTile, 1, t.in_w, t.pitch, t.k);
   __syncthreads();
-  for (int ly = threadIdx.x / kPatchTile; ly < kPatchTile; ly += kPatchThreads / kPatchTile) {
-    const int j = threadIdx.x % kPatchTile;
+  // Thread (w, j), w = threadIdx.x / 64: column j, rows w, w + 8, ..., w + 56; its first four
+  // rows lie in the upper atmospheric-light block, the others in the lower one.
+  static_assert(kPatchTile == 2 * kBlock && kPatchThreads / kPatchTile * 8 == kPatchTile,
+                "a tile holds 2x2 atmospheric-light blocks, eight rows per thread");
+  const int j = threadIdx.x % kPatchTile;
+  float dark[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int ly = threadIdx.x / kPatchTile + i * (kPatchThreads / kPatchTile);
     const int x = x0 + j, y = y0 + ly;
+    dark[i] = -kInf;
     if (x >= f.width || y >= f.height) continue;
     const float m = fminf(s_a[ly * t.pitch + j], s_b[(ly + 2 * t.r) * t.pitch + j]);
     plane_row(out, y)[x] = kNormalised ? dcp::raw_transmission(m, omega) : m;
+    dark[i] = m;
+  }
+  if (kNormalised || !block_maxima) return;
+  // Block maxima in two steps: the largest dark value of each block (shuffles, then the warps
+  // through shared memory), then among the pixels holding it (few, but all of a flat block)
+  // the larger grey and then the first in raster order, by a shared atomicMax on the key
+  // (grey bits, 1023 - position in the block); grey >= 0, so its bits order like its values.
+  __shared__ float s_warp_max[2][2][kPatchThreads / 64];  // [block row][block column][warp pair]
+  __shared__ float s_max[2][2];
+  __shared__ unsigned long long s_key[2][2];
+  const int warp = threadIdx.x / 32, bx = j / kBlock;
+  float top[2] = {-kInf, -kInf};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) top[i / 4] = fmaxf(top[i / 4], dark[i]);
+#pragma unroll
+  for (int b = 0; b < 2; ++b)
+    for (int o = 16; o > 0; o /= 2) top[b] = fmaxf(top[b], __shfl_xor_sync(0xffffffffu, top[b], o));
+  if (threadIdx.x % 32 == 0) {
+    s_warp_max[0][bx][warp / 2] = top[0];
+    s_warp_max[1][bx][warp / 2] = top[1];
+  }
+  __syncthreads();
+  if (threadIdx.x < 4) {
+    const int by = threadIdx.x / 2, cx = threadIdx.x % 2;
+    float m = s_warp_max[by][cx][0];
+    for (int w = 1; w < kPatchThreads / 64; ++w) m = fmaxf(m, s_warp_max[by][cx][w]);
+    s_max[by][cx] = m;
+    s_key[by][cx] = 0;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int ly = threadIdx.x / kPatchTile + i * (kPatchThreads / kPatchTile);
+    if (dark[i] != s_max[i / 4][bx] || dark[i] == -kInf) continue;
+    const int y = y0 + ly, x = x0 + j;
+    const unsigned g = __float_as_uint(__fadd_rn(plane_row(grey, y)[x], 0.f));
+    const unsigned position = (ly % kBlock) * kBlock + j % kBlock;
+    atomicMax(&s_key[i / 4][bx], (static_cast<unsigned long long>(g) << 32) |
+                                     (kBlock * kBlock - 1 - position));
+  }
+  __syncthreads();
+  if (threadIdx.x < 4) {
+    const int by = threadIdx.x / 2, cx = threadIdx.x % 2;
+    const int gx = blockIdx.x * 2 + cx, gy = blockIdx.y * 2 + by;
+    const int grid_w = (f.width + kBlock - 1) / kBlock, grid_h = (f.height + kBlock - 1) / kBlock;
+    if (gx < grid_w && gy < grid_h) {
+      const unsigned long long key = s_key[by][cx];
+      const int position = kBlock * kBlock - 1 - static_cast<int>(key & 0xffffffffu);
+      block_maxima[gy * grid_w + gx] =
+          make_float4(s_max[by][cx], __uint_as_float(static_cast<unsigned>(key >> 32)),
+                      __int_as_float(gx * kBlock + position % kBlock),
+                      __int_as_float(gy * kBlock + position / kBlock));
+    }
   }
 }
 
 template <bool kNormalised>
 void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
                            float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
-                           cudaStream_t stream) {
+                           float4* block_maxima, cudaStream_t stream) {
   const PatchTileShape t(radius);
   const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
   static const bool attribute_set = [] {
@@ -374,59 +488,9 @@ void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_st
   const FrameRef f = frame_ref(d_frame);
   const dim3 grid(div_up(f.width, kPatchTile), div_up(f.height, kPatchTile));
   patch_min_tile_kernel<kNormalised><<<grid, kPatchThreads, shared, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, radius, omega, grey, out);
+      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, radius, omega, grey, out,
+      block_maxima);
   HAZEFREE_CUDA_CHECK_LAUNCH("patch_min_tile_kernel");
-}
-
-// ---- atmospheric light ----------------------------------------------------------------------
-
-struct Candidate {
-  float dark, grey;
-  int x, y;
-};
-
-// Better in the order of SPEC 3: larger dark, then larger grey, then first in raster order.
-__device__ __forceinline__ bool better(const Candidate& a, const Candidate& b) {
-  if (a.dark != b.dark) return a.dark > b.dark;
-  if (a.grey != b.grey) return a.grey > b.grey;
-  return a.y != b.y ? a.y < b.y : a.x < b.x;
-}
-
-constexpr int kBlock = dcp::kAtmosphereBlock;
-
-// One CUDA block of 32x8 threads per 32x32 image block.
-__global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* blocks) {
-  const int x = blockIdx.x * kBlock + threadIdx.x;
-  const int y_first = blockIdx.y * kBlock;
-  Candidate best{-kInf, -kInf, 0x7fffffff, 0x7fffffff};
-  if (x < dark.width) {
-    for (int j = threadIdx.y; j < kBlock; j += blockDim.y) {
-      const int y = y_first + j;
-      if (y >= dark.height) break;
-      const Candidate c{plane_row(dark, y)[x], plane_row(grey, y)[x], x, y};
-      if (better(c, best)) best = c;
-    }
-  }
-  // Warp shuffles, then the 8 warp winners through shared memory.
-  for (int o = 16; o > 0; o /= 2) {
-    Candidate other;
-    other.dark = __shfl_down_sync(0xffffffffu, best.dark, o);
-    other.grey = __shfl_down_sync(0xffffffffu, best.grey, o);
-    other.x = __shfl_down_sync(0xffffffffu, best.x, o);
-    other.y = __shfl_down_sync(0xffffffffu, best.y, o);
-    if (better(other, best)) best = other;
-  }
-  __shared__ Candidate s_best[8];
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  if (threadIdx.x == 0) s_best[threadIdx.y] = best;
-  __syncthreads();
-  if (tid == 0) {
-    Candidate b = s_best[0];
-    for (int i = 1; i < 8; ++i)
-      if (better(s_best[i], b)) b = s_best[i];
-    blocks[blockIdx.y * gridDim.x + blockIdx.x] =
-        make_float4(b.dark, b.grey, __int_as_float(b.x), __int_as_float(b.y));
-  }
 }
 
 constexpr int kSelectThreads = 1024;
@@ -954,11 +1018,12 @@ void launch_normalised_channel_min_transposed(const ImageView& d_frame,
 }
 
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
-                                  const DevicePlaneF& dark, cudaStream_t stream) {
+                                  const DevicePlaneF& dark, float4* block_maxima,
+                                  cudaStream_t stream) {
   if (radius < 0 || radius > kPatchTileMaxRadius)
     throw std::invalid_argument("dark channel: the fused kernel takes radii 0.." +
                                 std::to_string(kPatchTileMaxRadius));
-  launch_patch_min_tile<false>(d_frame, nullptr, radius, 0.f, grey, dark, stream);
+  launch_patch_min_tile<false>(d_frame, nullptr, radius, 0.f, grey, dark, block_maxima, stream);
 }
 
 void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
@@ -966,7 +1031,8 @@ void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_
   if (radius < 0 || radius > kPatchTileMaxRadius)
     throw std::invalid_argument("raw transmission: the fused kernel takes radii 0.." +
                                 std::to_string(kPatchTileMaxRadius));
-  launch_patch_min_tile<true>(d_frame, d_state, radius, omega, DevicePlaneF{}, out, stream);
+  launch_patch_min_tile<true>(d_frame, d_state, radius, omega, DevicePlaneF{}, out, nullptr,
+                              stream);
 }
 
 void launch_frame_to_rgb_f32(const ImageView& d_frame, const DevicePlaneF& r,
@@ -1044,15 +1110,27 @@ int AtmosphereCuda::top_count(int width, int height, float fraction) {
   return dcp::atmosphere_top_count(blocks, fraction);
 }
 
+float4* AtmosphereCuda::block_maxima(int width, int height) {
+  blocks_.reserve(static_cast<std::size_t>(div_up(width, kBlock)) * div_up(height, kBlock));
+  return blocks_.get();
+}
+
 void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DevicePlaneF& grey,
                                          const ImageView& d_frame, const DcpParams& params,
                                          AtmosphereState* d_tracker, const StateOrder& order,
                                          cudaStream_t stream) {
   const int bw = div_up(dark.width, kBlock), bh = div_up(dark.height, kBlock);
-  const int count = bw * bh;
-  blocks_.reserve(count);
-  block_max_kernel<<<dim3(bw, bh), dim3(kBlock, 8), 0, stream>>>(dark, grey, blocks_.get());
+  block_max_kernel<<<dim3(bw, bh), dim3(kBlock, 8), 0, stream>>>(
+      dark, grey, block_maxima(dark.width, dark.height));
   HAZEFREE_CUDA_CHECK_LAUNCH("block_max_kernel");
+  update_from_block_maxima(d_frame, params, d_tracker, order, stream);
+}
+
+void AtmosphereCuda::update_from_block_maxima(const ImageView& d_frame, const DcpParams& params,
+                                              AtmosphereState* d_tracker,
+                                              const StateOrder& order, cudaStream_t stream) {
+  const int count = div_up(d_frame.width, kBlock) * div_up(d_frame.height, kBlock);
+  const float4* blocks = block_maxima(d_frame.width, d_frame.height);
   if (order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
   const int used = dcp::atmosphere_top_count(count, params.a_top_fraction);
   const std::size_t shared = count <= kSharedKeys ? count * sizeof(unsigned long long) : 0;
@@ -1063,7 +1141,7 @@ void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DeviceP
     select_attribute_set_ = true;
   }
   atmosphere_select_kernel<<<1, kSelectThreads, shared, stream>>>(
-      blocks_.get(), count, used, frame_ref(d_frame),
+      blocks, count, used, frame_ref(d_frame),
       color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), params.a_smoothing, params.a_max_step,
       params.a_scene_cut, d_tracker, frame_state_.get());
   HAZEFREE_CUDA_CHECK_LAUNCH("atmosphere_select_kernel");
@@ -1234,14 +1312,16 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   const bool fused = r <= kPatchTileMaxRadius;
   mark(0, stream);
   if (fused) {
-    launch_grey_and_dark_channel(d_in, r, grey, dark, stream);
+    // The atmospheric-light block maxima come out of the same kernel.
+    launch_grey_and_dark_channel(d_in, r, grey, dark, atmosphere_.block_maxima(w, h), stream);
   } else {
     launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
     // `work` is free until the raw transmission: the row-filtered plane goes there.
     min_filter_.apply_transposed_in_place(work_t, dark, r, work.data, stream);
   }
   mark(1, stream);
-  atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
+  if (fused) atmosphere_.update_from_block_maxima(d_in, params_, d_tracker, order, stream);
+  else atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
   mark(2, stream);
   if (fused) {
     launch_raw_transmission(d_in, atmosphere_.frame_state(), r, params_.omega, work, stream);

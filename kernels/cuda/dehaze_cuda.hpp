@@ -43,8 +43,11 @@ void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const Devi
 // case): grey and the dark channel straight from the frame, per 64x32 tile with the van Herk /
 // Gil-Werman passes in shared memory; bit-identical to the channel minimum through MinFilterCuda.
 constexpr int kPatchTileMaxRadius = 16;
+// With `block_maxima` (AtmosphereCuda::block_maxima), the kernel also writes step 3's 32x32
+// block maxima, as AtmosphereCuda::estimate_and_update's first kernel would from the planes.
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
-                                  const DevicePlaneF& dark, cudaStream_t stream);
+                                  const DevicePlaneF& dark, float4* block_maxima,
+                                  cudaStream_t stream);
 
 // Step 2 (and step 5's filter): exact running minimum over the (2r+1)^2 window clipped at the
 // borders. Rows through a padded shared-memory transpose and the coalesced column kernel.
@@ -97,6 +100,14 @@ class AtmosphereCuda {
                            const ImageView& d_frame, const DcpParams& params,
                            AtmosphereState* d_tracker, const StateOrder& order,
                            cudaStream_t stream);
+  // The same from block maxima already in block_maxima() (written by
+  // launch_grey_and_dark_channel): the ranking, A^ and the update.
+  void update_from_block_maxima(const ImageView& d_frame, const DcpParams& params,
+                                AtmosphereState* d_tracker, const StateOrder& order,
+                                cudaStream_t stream);
+  // The per-block maxima of a width x height frame (dark, grey, x, y as int bits; raster order
+  // over the 32x32 block grid), sized on first use.
+  float4* block_maxima(int width, int height);
   const AtmosphereState* frame_state() const { return frame_state_.get(); }
   // Number of blocks averaged for A^ at this size (host-side rule of kernels/dcp_rules.hpp).
   static int top_count(int width, int height, float fraction);

@@ -56,6 +56,12 @@ void fill(TwinPlane& p, std::uint32_t seed, int levels, bool smooth) {
     }
 }
 
+int float_bits_as_int(float v) {
+  int i;
+  std::memcpy(&i, &v, sizeof(i));
+  return i;
+}
+
 ProcessingConfig dcp_config() {
   ProcessingConfig c;
   c.mode = Mode::dcp;
@@ -115,6 +121,10 @@ TEST_CASE("fused dark channel and raw transmission: identical to the CPU's from 
         cpu::grey_and_channel_min(RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride},
                                   grey.cpu(), dark.cpu(), 1);
         cpu_filter.apply(dark.cpu(), dark.cpu(), radius, 1);
+        cpu::AtmosphereEstimator estimator;
+        estimator.estimate(dark.cpu(), grey.cpu(),
+                           RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride}, 0.01f, 1);
+        const std::vector<cpu::BlockMax>& blocks = estimator.ranked_blocks();
         cpu::normalised_channel_min(RgbPlanesF{r.host.data(), g.host.data(), b.host.data(), r.stride},
                                     a, trans.cpu(), 1);
         cpu_filter.apply(trans.cpu(), trans.cpu(), radius, 1);
@@ -123,7 +133,9 @@ TEST_CASE("fused dark channel and raw transmission: identical to the CPU's from 
         cuda::DeviceFrame d_frame;
         d_frame.shape(f, s.w, s.h);
         cuda::copy_frame_async(in.view(), d_frame.view(), cudaMemcpyHostToDevice, nullptr);
-        cuda::launch_grey_and_dark_channel(d_frame.view(), radius, grey.gpu(), dark.gpu(), nullptr);
+        cuda::DeviceBuffer<float4> d_blocks(blocks.size());
+        cuda::launch_grey_and_dark_channel(d_frame.view(), radius, grey.gpu(), dark.gpu(),
+                                           d_blocks.get(), nullptr);
         cuda::launch_raw_transmission(d_frame.view(), d_state.get(), radius, 0.95f, trans.gpu(), nullptr);
         const std::vector<float> got_grey = grey.download(), got_dark = dark.download(),
                                  got_trans = trans.download();
@@ -135,16 +147,26 @@ TEST_CASE("fused dark channel and raw transmission: identical to the CPU's from 
             differing[1] += std::memcmp(&got_dark[i], &dark.host[i], sizeof(float)) != 0;
             differing[2] += std::memcmp(&got_trans[i], &trans.host[i], sizeof(float)) != 0;
           }
+        // Step 3's block maxima: the same maximum, grey and position in every block.
+        std::vector<float4> got_blocks(blocks.size());
+        HAZEFREE_CUDA_CHECK(cudaMemcpy(got_blocks.data(), d_blocks.get(), d_blocks.bytes(), cudaMemcpyDeviceToHost));
+        long long differing_blocks = 0;
+        for (const cpu::BlockMax& e : blocks) {
+          const float4 gb = got_blocks[static_cast<std::size_t>(e.index)];
+          differing_blocks += gb.x != e.dark || gb.y != e.grey || float_bits_as_int(gb.z) != e.x ||
+                              float_bits_as_int(gb.w) != e.y;
+        }
         INFO(gpu_test::describe(f, s.w, s.h), " radius ", radius, " seed ", seed);
         CHECK(differing[0] == 0);
         CHECK(differing[1] == 0);
         CHECK(differing[2] == 0);
+        CHECK(differing_blocks == 0);
       }
   cuda::DeviceFrame d_frame;
   d_frame.shape(PixelFormat::yuv420p, 8, 8);
   TwinPlane p(8, 8);
   CHECK_THROWS_AS(cuda::launch_grey_and_dark_channel(d_frame.view(), cuda::kPatchTileMaxRadius + 1,
-                                                     p.gpu(), p.gpu(), nullptr),
+                                                     p.gpu(), p.gpu(), nullptr, nullptr),
                   std::invalid_argument);
 }
 
