@@ -93,10 +93,15 @@ __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, Devic
   const float a0 = state->value[0], a1 = state->value[1], a2 = state->value[2];
   const float mean_a = (a0 + a1 + a2) / 3.0f;
   float sr = 0.f, sg = 0.f, sb = 0.f;
+  // Input and output share the format, so the block's pixels share the input chroma sample
+  // (bx, by) too: its terms are loaded once.
+  ChromaTermsF terms{};
+  if (chroma) terms = chroma_terms_f(in, kin, bx, by);
   for (int y = y0; y < y1; ++y) {
     std::uint8_t* row = out.p0 + static_cast<std::ptrdiff_t>(y) * out.s0;
+    const std::uint8_t* in_row = in.p0 + static_cast<std::ptrdiff_t>(y) * in.s0;
     for (int x = x0; x < x1; ++x) {
-      const Rgb3f c = load_rgb_f(in, kin, x, y);
+      const Rgb3f c = chroma ? yuv_pixel_rgb_f(in_row[x], kin, terms) : load_rgb_f(in, kin, x, y);
       const float t = dcp::tolerate(plane_row(t_plane, y)[x], c.r, c.g, c.b, mean_a, k_tolerance);
       const float r = clamp01(dcp::recover(c.r, a0, t, t0, brightness));
       const float g = clamp01(dcp::recover(c.g, a1, t, t0, brightness));

@@ -59,6 +59,27 @@ struct Rgb3f {
   float r, g, b;
 };
 
+// The chroma products of one chroma sample (cx, cy), shared by the pixels it covers.
+struct ChromaTermsF {
+  float r_v, g_u, g_v, b_u;  // v r_cr, u g_cb, v g_cr, u b_cb
+};
+
+__device__ __forceinline__ ChromaTermsF chroma_terms_f(const FrameRef& f,
+                                                       const color::YuvToRgbF& k, int cx, int cy) {
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(cy) * f.s1 + cx * f.cstep;
+  const float u = static_cast<float>(f.p1[ci] - color::kChromaZero);
+  const float v = static_cast<float>(f.p2[ci] - color::kChromaZero);
+  return {__fmul_rn(v, k.r_cr), __fmul_rn(u, k.g_cb), __fmul_rn(v, k.g_cr), __fmul_rn(u, k.b_cb)};
+}
+
+// Float RGB in [0,1] of a YUV pixel from its luma code and its chroma sample's terms.
+__device__ __forceinline__ Rgb3f yuv_pixel_rgb_f(std::uint8_t luma, const color::YuvToRgbF& k,
+                                                 const ChromaTermsF& c) {
+  const float yy = __fmul_rn(static_cast<float>(luma) - k.y_offset, k.y_mul);
+  return {clamp01(__fadd_rn(yy, c.r_v)), clamp01(__fadd_rn(__fadd_rn(yy, c.g_u), c.g_v)),
+          clamp01(__fadd_rn(yy, c.b_u))};
+}
+
 // Float RGB in [0,1] of pixel (x, y). Separate roundings (__fmul_rn/__fadd_rn) where the CPU
 // evaluates a product and a sum apart: no fused multiply-add may change the bits.
 __device__ __forceinline__ Rgb3f load_rgb_f(const FrameRef& f, const color::YuvToRgbF& k, int x,
@@ -67,17 +88,11 @@ __device__ __forceinline__ Rgb3f load_rgb_f(const FrameRef& f, const color::YuvT
   if (f.format == PixelFormat::rgb24) {
     return {row[3 * x] / 255.f, row[3 * x + 1] / 255.f, row[3 * x + 2] / 255.f};
   }
-  const float yy = __fmul_rn(static_cast<float>(row[x]) - k.y_offset, k.y_mul);
   if (f.format == PixelFormat::gray8) {
-    const float v = clamp01(yy);
+    const float v = clamp01(__fmul_rn(static_cast<float>(row[x]) - k.y_offset, k.y_mul));
     return {v, v, v};
   }
-  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(y >> f.sy) * f.s1 + (x >> f.sx) * f.cstep;
-  const float u = static_cast<float>(f.p1[ci] - color::kChromaZero);
-  const float v = static_cast<float>(f.p2[ci] - color::kChromaZero);
-  return {clamp01(__fadd_rn(yy, __fmul_rn(v, k.r_cr))),
-          clamp01(__fadd_rn(__fadd_rn(yy, __fmul_rn(u, k.g_cb)), __fmul_rn(v, k.g_cr))),
-          clamp01(__fadd_rn(yy, __fmul_rn(u, k.b_cb)))};
+  return yuv_pixel_rgb_f(row[x], k, chroma_terms_f(f, k, x >> f.sx, y >> f.sy));
 }
 
 struct Rgb3u {
