@@ -31,10 +31,10 @@ fi
 
 if [[ $what == all || $what == sanitize ]]; then
   export HAZEFREE_GPU_TESTS_SMALL=1
-  cases='AHE colour modes*,HE with a region*,DCP parameters*,min filter*,HE temporal*,two lanes*,atmospheric light*'
+  cases='AHE colour modes*,HE with a region*,DCP parameters*,min filter*,fused*,HE temporal*,two lanes*,atmospheric light*'
   timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool memcheck --error-exitcode 3 "$BIN" -tc="$cases" >"$OUT/memcheck.log" 2>&1
   summary+=("memcheck: exit $? ($(grep -c '========= Invalid\|========= Program hit' "$OUT/memcheck.log") reports)")
-  timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool racecheck --error-exitcode 3 "$BIN" -tc='AHE colour modes*,HE with a region*,DCP parameters*' \
+  timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool racecheck --error-exitcode 3 "$BIN" -tc='AHE colour modes*,HE with a region*,DCP parameters*,fused*' \
     >"$OUT/racecheck.log" 2>&1
   summary+=("racecheck: exit $? ($(grep -c 'hazard' "$OUT/racecheck.log") hazard lines)")
   timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool synccheck --error-exitcode 3 "$BIN" -tc="$cases" \
@@ -57,6 +57,21 @@ if [[ ($what == all || $what == e2e) && -x .device/hazefree ]]; then
         "/tmp/e2e-$mode-$backend.mp4" >>"$OUT/e2e.log" 2>&1
       summary+=("e2e $mode $backend: exit $?")
     done
+  done
+  # The CUDA backend's output against the CPU backend's on the real clip, raw (y4m): the
+  # integer modes byte for byte; DCP as PSNR (the float chain may differ by a level somewhere).
+  for mode in dcp he ahe; do
+    for backend in cuda cpu; do
+      timeout 120 .device/hazefree -y -q -m $mode -b $backend samples/hazy-street.mp4 \
+        "/tmp/e2e-$mode-$backend.y4m" >>"$OUT/e2e.log" 2>&1
+    done
+    if cmp -s "/tmp/e2e-$mode-cuda.y4m" "/tmp/e2e-$mode-cpu.y4m"; then same=identical; else same=different; fi
+    psnr=""
+    if [[ -x .device/ffmpeg ]]; then
+      psnr=$(.device/ffmpeg -hide_banner -i "/tmp/e2e-$mode-cuda.y4m" -i "/tmp/e2e-$mode-cpu.y4m" \
+        -lavfi psnr -f null - 2>&1 | grep -o 'average:[^ ]* min:[^ ]*' | tail -n 1)
+    fi
+    summary+=("e2e $mode cuda vs cpu (samples/hazy-street.mp4, y4m, $(.device/ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "/tmp/e2e-$mode-cuda.y4m" 2>/dev/null) frames): $same ${psnr:+PSNR $psnr}")
   done
   timeout 120 .device/hazefree bench --backend cuda --frames 200 >>"$OUT/e2e.log" 2>&1
   summary+=("hazefree bench cuda: exit $?")

@@ -34,13 +34,14 @@ struct DevicePlaneF {
 // Padded row stride (floats) used for the chain's planes.
 inline int float_stride(int width) { return (width + 31) / 32 * 32; }
 
-// Step 1 and the input of step 2: grey guide and per-pixel channel minimum, from the frame; the
-// minimum is written transposed (height x width plane), as the min filter's row pass takes it.
+// Step 1 and the input of step 2 for patch radii above kPatchTileMaxRadius: grey guide and
+// per-pixel channel minimum, from the frame; the minimum is written transposed (height x width
+// plane), as the min filter's row pass takes it.
 void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const DevicePlaneF& grey,
                                             const DevicePlaneF& channel_min_t, cudaStream_t stream);
 
 // Steps 1 and 2 in one kernel for patch radii up to kPatchTileMaxRadius (the chain's usual
-// case): grey and the dark channel straight from the frame, per 64x32 tile with the van Herk /
+// case): grey and the dark channel straight from the frame, per 64x64 tile with the van Herk /
 // Gil-Werman passes in shared memory; bit-identical to the channel minimum through MinFilterCuda.
 constexpr int kPatchTileMaxRadius = 16;
 // With `block_maxima` (AtmosphereCuda::block_maxima), the kernel also writes step 3's 32x32

@@ -55,11 +55,11 @@ int run_bench(int iterations, const std::string& filter) {
   std::vector<BenchCase> cases = {
       {"dcp", config_of(Mode::dcp, ColorMode::luma), PixelFormat::yuv420p, 1920, 1080, 0.2},
       {"dcp gf_subsample=4", config_of(Mode::dcp, ColorMode::luma, 63, 0.f, 4), PixelFormat::yuv420p, 1920, 1080, 0.2},
-      {"dcp", config_of(Mode::dcp, ColorMode::luma), PixelFormat::yuv420p, 3840, 2160, 0},
+      {"dcp", config_of(Mode::dcp, ColorMode::luma), PixelFormat::yuv420p, 3840, 2160, 0.8},
       {"dcp rgb24", config_of(Mode::dcp, ColorMode::luma), PixelFormat::rgb24, 1920, 1080, 0},
       {"he luma", config_of(Mode::he, ColorMode::luma), PixelFormat::yuv420p, 1920, 1080, 0.015},
       {"he luma", config_of(Mode::he, ColorMode::luma), PixelFormat::yuv420p, 3840, 2160, 0},
-      {"he luma 8192x8192 gray", config_of(Mode::he, ColorMode::luma), PixelFormat::gray8, 8192, 8192, 0},
+      {"he luma 8192x8192 gray", config_of(Mode::he, ColorMode::luma), PixelFormat::gray8, 8192, 8192, 0.07},
       {"he rgb", config_of(Mode::he, ColorMode::rgb), PixelFormat::yuv420p, 1920, 1080, 0},
       {"he rgb-bits", config_of(Mode::he, ColorMode::rgb_bits), PixelFormat::yuv420p, 1920, 1080, 0},
   };
