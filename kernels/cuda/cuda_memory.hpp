@@ -11,18 +11,29 @@
 
 namespace hazefree::cuda {
 
-// An array of `count` T in device memory.
-template <typename T>
-class DeviceBuffer {
+// Where a CudaBuffer's memory comes from; each names the CUDA call in its error messages.
+struct DeviceMemory {
+  static void allocate(void** p, std::size_t bytes) { HAZEFREE_CUDA_CHECK(cudaMalloc(p, bytes)); }
+  static void release(void* p) noexcept { HAZEFREE_CUDA_CHECK_NOTHROW(cudaFree(p)); }
+};
+// Page-locked host memory: asynchronous copies overlap with compute only from such buffers.
+struct PinnedMemory {
+  static void allocate(void** p, std::size_t bytes) { HAZEFREE_CUDA_CHECK(cudaMallocHost(p, bytes)); }
+  static void release(void* p) noexcept { HAZEFREE_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
+};
+
+// An array of `count` T in the memory `Memory` provides.
+template <typename T, typename Memory>
+class CudaBuffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t count) { allocate(count); }
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept
+  CudaBuffer() = default;
+  explicit CudaBuffer(std::size_t count) { allocate(count); }
+  ~CudaBuffer() { release(); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  CudaBuffer(CudaBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  CudaBuffer& operator=(CudaBuffer&& other) noexcept {
     if (this != &other) {
       release();
       data_ = std::exchange(other.data_, nullptr);
@@ -45,12 +56,12 @@ class DeviceBuffer {
   void allocate(std::size_t count) {
     if (count == 0) return;
     void* p = nullptr;
-    HAZEFREE_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    Memory::allocate(&p, count * sizeof(T));
     data_ = static_cast<T*>(p);
     count_ = count;
   }
   void release() noexcept {
-    if (data_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaFree(data_));
+    if (data_) Memory::release(data_);
     data_ = nullptr;
     count_ = 0;
   }
@@ -58,49 +69,10 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-// Page-locked host memory: asynchronous copies overlap with compute only from such buffers.
 template <typename T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t count) { allocate(count); }
-  ~PinnedBuffer() { release(); }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
-    if (this != &other) {
-      release();
-      data_ = std::exchange(other.data_, nullptr);
-      count_ = std::exchange(other.count_, 0);
-    }
-    return *this;
-  }
-  void reserve(std::size_t count) {
-    if (count <= count_) return;
-    release();
-    allocate(count);
-  }
-  T* get() const { return data_; }
-  std::size_t size() const { return count_; }
-
- private:
-  void allocate(std::size_t count) {
-    if (count == 0) return;
-    void* p = nullptr;
-    HAZEFREE_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
-    data_ = static_cast<T*>(p);
-    count_ = count;
-  }
-  void release() noexcept {
-    if (data_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
-    data_ = nullptr;
-    count_ = 0;
-  }
-  T* data_ = nullptr;
-  std::size_t count_ = 0;
-};
+using DeviceBuffer = CudaBuffer<T, DeviceMemory>;
+template <typename T>
+using PinnedBuffer = CudaBuffer<T, PinnedMemory>;
 
 class Stream {
  public:

@@ -184,44 +184,6 @@ __global__ void column_min_kernel(const float* __restrict__ in, int in_stride, i
   }
 }
 
-// The same for k = 2r + 1 <= kMaxK: the suffix minima stay in registers (fully unrolled, so the
-// array is never indexed at run time) instead of a round trip through `out`.
-template <int kMaxK>
-__global__ void column_min_small_kernel(const float* __restrict__ in, int in_stride, int width,
-                                        int height, int radius, float* __restrict__ out,
-                                        int out_stride, float omega) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int block = blockIdx.y * blockDim.y + threadIdx.y;
-  const int k = 2 * radius + 1;
-  const int base = block * k;
-  if (x >= width || base >= height) return;
-  auto value = [&](int p) {
-    return (p >= radius && p < height + radius)
-               ? in[static_cast<std::ptrdiff_t>(p - radius) * in_stride + x]
-               : kInf;
-  };
-  float suffix[kMaxK];
-  float s = kInf;
-#pragma unroll
-  for (int i = kMaxK - 1; i >= 0; --i) {
-    if (i < k) s = fminf(s, value(base + i));
-    suffix[i] = s;
-  }
-  float prefix = kInf;
-#pragma unroll
-  for (int i = 0; i < kMaxK; ++i) {
-    if (i < k && base + i < height) {
-      float m = suffix[i];
-      if (i > 0) {
-        prefix = fminf(prefix, value(base + i + 2 * radius));
-        m = fminf(m, prefix);
-      }
-      out[static_cast<std::ptrdiff_t>(base + i) * out_stride + x] =
-          omega > 0.f ? dcp::raw_transmission(m, omega) : m;
-    }
-  }
-}
-
 void launch_transpose(const float* in, int in_stride, int width, int height, float* out,
                       int out_stride, cudaStream_t stream) {
   const dim3 block(kTile, kTileRows);
@@ -232,23 +194,15 @@ void launch_transpose(const float* in, int in_stride, int width, int height, flo
 
 void launch_column_min(const float* in, int in_stride, int width, int height, int radius,
                        float* out, int out_stride, float omega, cudaStream_t stream) {
+  // (A variant keeping the suffix minima in registers for k <= 32 served the chain's dark
+  // channel before the fused tile kernels; the chain now comes here only for radii above
+  // kPatchTileMaxRadius.)
   const int blocks = div_up(height, 2 * radius + 1);
   const dim3 block(64, 4);
   const dim3 grid(div_up(width, 64), div_up(blocks, 4));
-  // Register-resident suffix minima up to r = 15 (k = 31); 16 and 32 cover r = 7 tightly.
-  if (2 * radius + 1 <= 16) {
-    column_min_small_kernel<16><<<grid, block, 0, stream>>>(in, in_stride, width, height, radius,
-                                                            out, out_stride, omega);
-    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_small_kernel<16>");
-  } else if (2 * radius + 1 <= 32) {
-    column_min_small_kernel<32><<<grid, block, 0, stream>>>(in, in_stride, width, height, radius,
-                                                            out, out_stride, omega);
-    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_small_kernel<32>");
-  } else {
-    column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
-                                                  out_stride, omega);
-    HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
-  }
+  column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
+                                                out_stride, omega);
+  HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
 }
 
 // ---- atmospheric light ----------------------------------------------------------------------

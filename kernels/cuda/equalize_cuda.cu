@@ -214,6 +214,18 @@ __device__ void build_lut_parallel(const std::uint32_t* hist, int max_code, bool
   }
 }
 
+// True in every thread of the block that finishes last of `blocks` (counted on `ticket`, which
+// the caller resets): that block sees the other blocks' global writes (read them with __ldcg).
+__device__ __forceinline__ bool finished_last(unsigned* ticket, unsigned blocks) {
+  __shared__ bool s_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) s_last = atomicAdd(ticket, 1u) == blocks - 1;
+  __syncthreads();
+  if (s_last) __threadfence();
+  return s_last;
+}
+
 // Sixteen samples of a row at p (the first n valid, 0 < n <= 16) as four little-endian words:
 // one 16-byte load where the group is whole and aligned, bytes otherwise.
 __device__ __forceinline__ uint4 load_group16(const std::uint8_t* p, int n) {
@@ -246,7 +258,6 @@ __device__ __forceinline__ void count_group16(std::uint32_t* lane_hist, const ui
 // finish sees every count and builds the LUTs.
 __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   __shared__ __align__(16) std::uint32_t s_hist[256 * kHeLaneCopies];  // [bin][lane]
-  __shared__ bool s_last;
   for (int i = threadIdx.x; i < 256 * kHeLaneCopies / 4; i += kHeThreads)
     reinterpret_cast<uint4*>(s_hist)[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
@@ -288,12 +299,7 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
     for (int k = 0; k < kHeLaneCopies; ++k) sum += s_hist[b * kHeLaneCopies + ((k + b) % kHeLaneCopies)];
     if (sum) atomicAdd(&hist_copy[b], sum);
   }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) s_last = atomicAdd(a.ticket, 1u) == gridDim.x * gridDim.y - 1;
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
+  if (!finished_last(a.ticket, gridDim.x * gridDim.y)) return;
   for (int ch = 0; ch < a.channels; ++ch) {
     std::uint32_t* h = s_hist;  // reused: 256 counts of channel ch
     std::uint32_t part[kHeGlobalCopies];
@@ -335,7 +341,6 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
 // shared memory, merged with global atomics; the last block builds the 12-bit LUT.
 __global__ void __launch_bounds__(kHeThreads) he_bits_histogram_kernel(HeArgs a) {
   __shared__ std::uint32_t s_hist[4096];
-  __shared__ bool s_last;
   for (int i = threadIdx.x; i < 4096; i += kHeThreads) s_hist[i] = 0;
   __syncthreads();
   // Groups of 16 pixels: one 16-byte load per plane where the group is whole and aligned.
@@ -364,12 +369,7 @@ __global__ void __launch_bounds__(kHeThreads) he_bits_histogram_kernel(HeArgs a)
   for (int i = threadIdx.x; i < 4096; i += kHeThreads)
     if (s_hist[i]) atomicAdd(&a.hist[i], s_hist[i]);
   // The last block to finish sees every count and builds the LUT.
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) s_last = atomicAdd(a.ticket, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!s_last) return;
-  __threadfence();
+  if (!finished_last(a.ticket, gridDim.x)) return;
   std::uint32_t* h = s_hist;
   for (int i = threadIdx.x; i < 4096; i += kHeThreads) {
     h[i] = __ldcg(&a.hist[i]);
