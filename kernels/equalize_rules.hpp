@@ -2,14 +2,17 @@
 // the OpenCV equalizeHist LUT rule (256 and 4096 bins, from an integer or a temporally smoothed
 // float histogram), the he_temporal recurrence, the CLAHE clip and redistribution rule, the AHE
 // output rule, the limited-range mapping, reflect-101 indexing and OpenCV's integer RGB <-> grey /
-// YCrCb formulas. Header-only so the CUDA kernels can include it: under nvcc every function is
-// __host__ __device__ (HAZEFREE_HD).
+// YCrCb formulas, and the histogram rectangle of an ROI. Header-only so the CUDA kernels can
+// include it: under nvcc every function is __host__ __device__ (HAZEFREE_HD), histogram_rect
+// (host side) aside.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/host_device.hpp"
+#include "kernels/params.hpp"
 
 namespace hazefree::equalize_rules {
 
@@ -19,6 +22,21 @@ constexpr int kMaxCode = 255;     // largest code of the 8-bit rule
 constexpr int kBitsMaxCode = 4095;  // largest code of the BITS rule
 
 // ---- global HE (cv::equalizeHist) ----------------------------------------------------------
+
+// The rectangle the histogram is taken over (half-open).
+struct HistogramRect {
+  int x0, y0, x1, y1;
+};
+
+// The ROI clipped to the frame; the whole frame when the ROI is unset or lies outside it (a
+// histogram of nothing has no equalization). Host side: both backends call it before launching.
+inline HistogramRect histogram_rect(const Roi& roi, int width, int height) {
+  if (roi.empty()) return {0, 0, width, height};
+  const HistogramRect r{std::max(roi.x, 0), std::max(roi.y, 0), std::min(roi.x + roi.w, width),
+                        std::min(roi.y + roi.h, height)};
+  if (r.x0 >= r.x1 || r.y0 >= r.y1) return {0, 0, width, height};
+  return r;
+}
 
 // saturate_cast<code>(x) for a float x: round half to even (cvRound is lrint in the default
 // rounding mode), then clamp to [0, max_code].

@@ -18,24 +18,10 @@ using detail::ChannelOut;
 
 namespace {
 
-struct Rect {
-  int x0, y0, x1, y1;  // half-open
-};
-
-// The ROI clipped to the frame; the whole frame when the ROI is unset or lies outside it
-// (a histogram of nothing has no equalization).
-Rect histogram_rect(const Roi& roi, int width, int height) {
-  if (roi.empty()) return {0, 0, width, height};
-  const Rect r{std::max(roi.x, 0), std::max(roi.y, 0), std::min(roi.x + roi.w, width),
-               std::min(roi.y + roi.h, height)};
-  if (r.x0 >= r.x1 || r.y0 >= r.y1) return {0, 0, width, height};
-  return r;
-}
-
 // 256-bin histogram of a rectangle of one plane. Each thread counts into four interleaved
 // private histograms (consecutive equal values would otherwise serialise on one counter), then
 // merges into `hist` under a critical section.
-void histogram_256(ChannelIn src, Rect r, int threads, std::uint32_t* hist) {
+void histogram_256(ChannelIn src, rules::HistogramRect r, int threads, std::uint32_t* hist) {
   std::fill(hist, hist + rules::kBins, 0u);
   const int rows = r.y1 - r.y0;
 #pragma omp parallel num_threads(std::min(threads, rows))
@@ -84,7 +70,7 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
   std::vector<float> bits_history;
   int history_width = 0, history_height = 0;
 
-  Rect rect{0, 0, 0, 0};
+  rules::HistogramRect rect{0, 0, 0, 0};
   std::vector<std::uint32_t> bits_hist;
   std::vector<std::uint32_t> bits_local;  // one private 4096-bin histogram per thread
   std::vector<std::uint16_t> bits_lut;
@@ -174,7 +160,7 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
       history_width = in.width;
       history_height = in.height;
     }
-    rect = histogram_rect(params.roi, in.width, in.height);
+    rect = rules::histogram_rect(params.roi, in.width, in.height);
     if (color == ColorMode::rgb_bits) bits(in, out);
     else router.run(in, out, color, *this);
   }

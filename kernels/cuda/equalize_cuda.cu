@@ -16,6 +16,22 @@
 
 namespace hazefree::cuda {
 namespace rules = equalize_rules;
+
+struct HeArgs {
+  const std::uint8_t* src[3];
+  int stride;
+  int channels;               // 1..3 (8-bit) ; the BITS variant reads three planes
+  int x0, y0, x1, y1;         // histogram rectangle (half-open)
+  bool limited;
+  bool temporal;
+  float alpha;                // he_temporal
+  std::uint32_t* hist;        // kHeGlobalCopies x 3 x 256, or 4096; zero on entry and on exit
+  unsigned* ticket;
+  std::uint8_t* lut8;         // channels x 256
+  std::uint16_t* lut12;       // 4096
+  HeHistory* history;
+};
+
 namespace {
 
 __host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }
@@ -137,20 +153,6 @@ constexpr int kHeGlobalCopies = 16;
 // 0.0654 against 0.0645 ms, 4K 0.0180 against 0.0192, one run each, H200, 2026-11-21).
 constexpr int kHeUnroll = 2;
 
-struct HeArgs {
-  const std::uint8_t* src[3];
-  int stride;
-  int channels;               // 1..3 (8-bit) ; the BITS variant reads three planes
-  int x0, y0, x1, y1;         // histogram rectangle (half-open)
-  bool limited;
-  bool temporal;
-  float alpha;                // he_temporal
-  std::uint32_t* hist;        // kHeGlobalCopies x 3 x 256, or 4096; zero on entry and on exit
-  unsigned* ticket;
-  std::uint8_t* lut8;         // channels x 256
-  std::uint16_t* lut12;       // 4096
-  HeHistory* history;
-};
 
 struct MinOp {
   __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
@@ -689,19 +691,6 @@ dim3 pixel_grid(int width, int height) {
   return dim3(div_up(width, kPixelBlock.x), div_up(height, kPixelBlock.y));
 }
 
-struct Rect {
-  int x0, y0, x1, y1;
-};
-
-// The ROI clipped to the frame; the whole frame when unset or outside (as the CPU backend).
-Rect histogram_rect(const Roi& roi, int width, int height) {
-  if (roi.empty()) return {0, 0, width, height};
-  const Rect r{std::max(roi.x, 0), std::max(roi.y, 0), std::min(roi.x + roi.w, width),
-               std::min(roi.y + roi.h, height)};
-  if (r.x0 >= r.x1 || r.y0 >= r.y1) return {0, 0, width, height};
-  return r;
-}
-
 }  // namespace
 
 void reset_he_history(HeHistory* d_history, cudaStream_t stream) {
@@ -757,19 +746,17 @@ CudaEqualizer::CudaEqualizer(const ProcessingConfig& config) : config_(config) {
   he_blocks_per_sm_ = std::max(he_blocks_per_sm_, 1);
 }
 
-void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels,
-                      bool limited, int width, int height, HeHistory* d_history,
-                      const StateOrder& order, cudaStream_t stream) {
-  const Rect rect = histogram_rect(config_.he.roi, width, height);
+HeArgs CudaEqualizer::he_args(const DevicePlaneU8* planes, int channels, int width, int height,
+                              HeHistory* d_history) const {
+  const rules::HistogramRect rect = rules::histogram_rect(config_.he.roi, width, height);
   HeArgs a{};
-  for (int c = 0; c < channels; ++c) a.src[c] = src[c].data;
-  a.stride = src[0].stride;
+  for (int c = 0; c < channels; ++c) a.src[c] = planes[c].data;
+  a.stride = planes[0].stride;
   a.channels = channels;
   a.x0 = rect.x0;
   a.y0 = rect.y0;
   a.x1 = rect.x1;
   a.y1 = rect.y1;
-  a.limited = limited;
   a.temporal = config_.he.temporal < 1.f;
   a.alpha = config_.he.temporal;
   a.hist = hist_.get();
@@ -777,7 +764,15 @@ void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int c
   a.lut8 = lut8_.get();
   a.lut12 = lut12_.get();
   a.history = d_history;
-  const long long groups = static_cast<long long>(rect.y1 - rect.y0) * div_up(rect.x1 - rect.x0, 16);
+  return a;
+}
+
+void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels,
+                      bool limited, int width, int height, HeHistory* d_history,
+                      const StateOrder& order, cudaStream_t stream) {
+  HeArgs a = he_args(src, channels, width, height, d_history);
+  a.limited = limited;
+  const long long groups = static_cast<long long>(a.y1 - a.y0) * div_up(a.x1 - a.x0, 16);
   // One wave of resident blocks at most (the blocks' set-up and merge are paid once per block),
   // fewer where kHeUnroll groups per thread cover the rectangle.
   const long long per_block = static_cast<long long>(kHeThreads) * kHeUnroll;
@@ -802,23 +797,8 @@ void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int c
 
 void CudaEqualizer::bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
                         const StateOrder& order, cudaStream_t stream) {
-  const Rect rect = histogram_rect(config_.he.roi, width, height);
-  HeArgs a{};
-  for (int c = 0; c < 3; ++c) a.src[c] = planes[c].data;
-  a.stride = planes[0].stride;
-  a.channels = 3;
-  a.x0 = rect.x0;
-  a.y0 = rect.y0;
-  a.x1 = rect.x1;
-  a.y1 = rect.y1;
-  a.temporal = config_.he.temporal < 1.f;
-  a.alpha = config_.he.temporal;
-  a.hist = hist_.get();
-  a.ticket = ticket_.get();
-  a.lut8 = lut8_.get();
-  a.lut12 = lut12_.get();
-  a.history = d_history;
-  const long long groups = static_cast<long long>(rect.y1 - rect.y0) * div_up(rect.x1 - rect.x0, 4);
+  const HeArgs a = he_args(planes, 3, width, height, d_history);
+  const long long groups = static_cast<long long>(a.y1 - a.y0) * div_up(a.x1 - a.x0, 4);
   const int grid = static_cast<int>(std::max<long long>(
       1, std::min<long long>(2LL * sm_count_, (groups + 4 * kHeThreads - 1) / (4 * kHeThreads))));
   if (a.temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));

@@ -60,6 +60,8 @@ struct HePlaneJob {
   int lut;  // LUT channel of a map
 };
 
+struct HeArgs;  // the HE histogram kernels' arguments (equalize_cuda.cu)
+
 // The HE and AHE chains of one lane (scratch planes, histogram, LUTs).
 class CudaEqualizer {
  public:
@@ -75,6 +77,10 @@ class CudaEqualizer {
           cudaStream_t stream);
   void bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
             const StateOrder& order, cudaStream_t stream);
+  // The histogram kernels' arguments for `channels` planes: the ROI's rectangle, the temporal
+  // settings and this lane's histogram, ticket and LUTs.
+  HeArgs he_args(const DevicePlaneU8* planes, int channels, int width, int height,
+                 HeHistory* d_history) const;
 
   ProcessingConfig config_;
   std::vector<HePlaneJob> extra_jobs_;  // chroma planes copied/filled by the HE map kernel
