@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/host_device.hpp"
 
@@ -77,6 +78,16 @@ HAZEFREE_HD inline float recover(float i, float a, float t, float t0, float brig
 // exact fraction (2x + 1 - s - 2 s j0) / (2 s); u < 0 gives j0 = 0, fx = 0; j0 >= n - 1 gives
 // j0 = n - 1, fx = 0. v = top + fy (bottom - top), top = m00 + fx (m01 - m00), likewise bottom.
 inline int subsampled_size(int full, int s) { return (full + s - 1) / s; }
+
+// Step 6's arguments, as both backends check them: guide, input and output of one size (w x h,
+// not empty), radius >= 1, eps > 0, subsampling >= 1. Host side.
+inline void check_guided_filter_args(int w, int h, int input_w, int input_h, int output_w,
+                                     int output_h, int radius, float eps, int subsample) {
+  if (w <= 0 || h <= 0 || input_w != w || input_h != h || output_w != w || output_h != h)
+    throw std::invalid_argument("guided filter: planes of different sizes");
+  if (radius < 1 || !(eps > 0.f) || subsample < 1)
+    throw std::invalid_argument("guided filter: invalid radius, eps or subsampling");
+}
 inline int subsampled_radius(int radius, int s) {
   const int r = (radius + s / 2) / s;
   return r < 1 ? 1 : r;

@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "kernels/dcp_rules.hpp"
 #include "kernels/dehaze_ops.hpp"
@@ -149,11 +148,8 @@ void GuidedFilter::coefficients(const PlaneF& guide, const PlaneF& input, int ra
 void GuidedFilter::apply(const PlaneF& guide, const PlaneF& input, const PlaneF& output,
                          int radius, float eps, int subsample, int threads) {
   const int w = guide.width, h = guide.height;
-  if (w <= 0 || h <= 0 || input.width != w || input.height != h || output.width != w ||
-      output.height != h)
-    throw std::invalid_argument("guided filter: planes of different sizes");
-  if (radius < 1 || !(eps > 0.f) || subsample < 1)
-    throw std::invalid_argument("guided filter: invalid radius, eps or subsampling");
+  dcp::check_guided_filter_args(w, h, input.width, input.height, output.width, output.height,
+                                radius, eps, subsample);
   const int nt = resolve(threads);
 
   if (subsample == 1) {

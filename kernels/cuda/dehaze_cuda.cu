@@ -1180,11 +1180,8 @@ void GuidedFilterCuda::apply(const DevicePlaneF& guide, const DevicePlaneF& inpu
                              const DevicePlaneF& output, int radius, float eps, int subsample,
                              cudaStream_t stream, const Scratch* scratch) {
   const int w = guide.width, h = guide.height;
-  if (w <= 0 || h <= 0 || input.width != w || input.height != h || output.width != w ||
-      output.height != h)
-    throw std::invalid_argument("guided filter: planes of different sizes");
-  if (radius < 1 || !(eps > 0.f) || subsample < 1)
-    throw std::invalid_argument("guided filter: invalid radius, eps or subsampling");
+  dcp::check_guided_filter_args(w, h, input.width, input.height, output.width, output.height,
+                                radius, eps, subsample);
   const int s = subsample;
   const int ws = s == 1 ? w : dcp::subsampled_size(w, s);
   const int hs = s == 1 ? h : dcp::subsampled_size(h, s);
