@@ -136,18 +136,20 @@ void ColorRouter::run(const ImageView& in, ImageView& out, ColorMode mode, Chann
     return;
   }
 
+  // rgb: each of R, G, B equalized on its own, from and back to the frame's format.
+  if (mode == ColorMode::rgb) {
+    const RgbScratch rgb = to_rgb(in);
+    std::uint8_t* src[3] = {rgb.r, rgb.g, rgb.b};
+    for (int c = 0; c < 3; ++c)
+      op.equalize(c, {src[c], w}, {plane(3 + c), w}, w, h, identity_codes());
+    from_rgb(RgbScratch{plane(3), plane(4), plane(5), w}, out);
+    return;
+  }
+
   if (f == PixelFormat::rgb24) {
     ensure(w, h);
     const PlaneView& p_in = in.planes[0];
     const PlaneView& p_out = out.planes[0];
-    if (mode == ColorMode::rgb) {
-      const RgbScratch rgb = to_rgb(in);
-      std::uint8_t* src[3] = {rgb.r, rgb.g, rgb.b};
-      for (int c = 0; c < 3; ++c)
-        op.equalize(c, {src[c], w}, {plane(3 + c), w}, w, h, identity_codes());
-      from_rgb(RgbScratch{plane(3), plane(4), plane(5), w}, out);
-      return;
-    }
     std::uint8_t* luma = plane(0);
     std::uint8_t* cr = plane(1);
     std::uint8_t* cb = plane(2);
@@ -187,15 +189,7 @@ void ColorRouter::run(const ImageView& in, ImageView& out, ColorMode mode, Chann
     return;
   }
 
-  // YUV formats.
-  if (mode == ColorMode::rgb) {
-    const RgbScratch rgb = to_rgb(in);
-    std::uint8_t* src[3] = {rgb.r, rgb.g, rgb.b};
-    for (int c = 0; c < 3; ++c)
-      op.equalize(c, {src[c], w}, {plane(3 + c), w}, w, h, identity_codes());
-    from_rgb(RgbScratch{plane(3), plane(4), plane(5), w}, out);
-    return;
-  }
+  // YUV formats: luma or grey.
   const std::uint8_t* codes =
       in.range == ColorRange::limited ? limited_range_codes() : identity_codes();
   op.equalize(0, {y_in.data, y_in.stride}, {y_out.data, y_out.stride}, w, h, codes);
