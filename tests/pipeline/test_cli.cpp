@@ -9,12 +9,12 @@ extern "C" {
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <vector>
 
-#include "io/media_reader.hpp"
 #include "kernels/processor.hpp"
 #include "run_command.hpp"
 #include "support/test_support.hpp"
+#include "test_robustness_support.hpp"
 
 #ifdef HAZEFREE_HAVE_OPENCV
 #include <opencv2/imgcodecs.hpp>
@@ -25,38 +25,7 @@ using namespace hazefree;
 
 namespace {
 
-struct Probe {
-  int width = 0, height = 0;
-  std::int64_t video_frames = 0;
-  std::map<int, std::int64_t> packets_by_type;  // AVMediaType -> copied packets
-  std::vector<std::int64_t> pts;
-  io::VideoInfo info;
-};
-
-Probe probe(const std::string& path) {
-  io::InputOptions in;
-  in.url = path;
-  io::MediaReader reader(in);
-  Probe p;
-  p.info = reader.video();
-  p.width = p.info.width;
-  p.height = p.info.height;
-  for (;;) {
-    const auto item = reader.read();
-    if (item == io::MediaReader::Item::end) break;
-    if (item == io::MediaReader::Item::video_frame) {
-      ++p.video_frames;
-      p.pts.push_back(reader.frame().pts);
-    } else {
-      io::Packet packet = reader.take_packet();
-      const AVStream* stream = reader.format_context()->streams[packet->stream_index];
-      ++p.packets_by_type[stream->codecpar->codec_type];
-    }
-  }
-  return p;
-}
-
-std::string q(const std::string& s) { return "'" + s + "'"; }
+using test::q;
 
 test::CommandResult run_hazefree_bench(const std::string& arguments) { return test::run_hazefree("bench " + arguments); }
 
@@ -70,7 +39,7 @@ TEST_CASE("cli: dcp on the sample clip keeps every frame, the audio and the time
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.err.find("100 frames") != std::string::npos);  // the summary line
-  Probe a = probe(in), b = probe(out);
+  test::Probe a = test::probe_media(in), b = test::probe_media(out);
   CHECK(b.video_frames == a.video_frames);
   CHECK(b.video_frames == 100);
   CHECK(b.width == a.width);
@@ -132,7 +101,7 @@ TEST_CASE("cli: --side-by-side puts input and result next to each other") {
   const test::CommandResult r = test::run_hazefree("-q --mode he --color rgb -b cpu --side-by-side " + q(in) + " " + q(out));
   INFO(r.err);
   REQUIRE(r.status == 0);
-  Probe a = probe(in), b = probe(out);
+  test::Probe a = test::probe_media(in), b = test::probe_media(out);
   CHECK(b.width == 2 * a.width);
   CHECK(b.height == a.height);
   CHECK(b.video_frames == 1);
@@ -146,7 +115,7 @@ TEST_CASE("cli: ahe and clahe run on the sample clip with the same frame count")
       test::run_hazefree("-q --mode ahe --window 31 --clip 2 -b cpu --preset ultrafast " + q(in) + " " + q(out));
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(probe(out).video_frames == 100);
+  CHECK(test::probe_media(out).video_frames == 100);
 }
 
 TEST_CASE("cli: '-' as output writes y4m to stdout") {

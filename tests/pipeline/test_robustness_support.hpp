@@ -44,7 +44,8 @@ inline std::string q(const std::string& s) { return "'" + s + "'"; }
 struct Probe {
   int width = 0, height = 0;
   std::int64_t video_frames = 0;
-  std::vector<std::int64_t> pts_us;
+  std::vector<std::int64_t> pts;     // in info.time_base
+  std::vector<std::int64_t> pts_us;  // the same in microseconds
   std::map<int, std::int64_t> packets_by_type;  // AVMediaType -> packets of other streams
   io::VideoInfo info;
 };
@@ -64,6 +65,7 @@ inline Probe probe_media(const std::string& path) {
     if (item == io::MediaReader::Item::end) break;
     if (item == io::MediaReader::Item::video_frame) {
       ++p.video_frames;
+      p.pts.push_back(reader.frame().pts);
       p.pts_us.push_back(av_rescale_q(reader.frame().pts, time_base, AVRational{1, 1000000}));
     } else {
       io::Packet packet = reader.take_packet();
