@@ -2,6 +2,8 @@
 // drives the TOML presets, --set key=value, --print-config and the range checks.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,11 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
+  // For programs that run the pipeline through the library (include/hazefree): called by the
+  // encoder thread after each frame written with (frames written, frames expected or 0); and a
+  // flag that, once true, stops the run as a stop request does (drain, flush, trailer).
+  std::function<void(std::int64_t, std::int64_t)> on_frame_written;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // One configuration key.

@@ -132,6 +132,7 @@ class Pipeline {
     if (options.side_by_side) result_ = Image(format, video.width, video.height);
     writer_.emplace(options.output_options, reader_, out_width_, video.height, format);
     progress_.emplace(options.quiet, video.frame_count);
+    expected_frames_ = video.frame_count;
     if (options.verbose) {
       fmt::print(stderr, "hazefree: {} {}x{} {} ({}) -> {} on {}, {} lanes, set-up {:.0f} ms\n", options.input,
                  video.width, video.height, video.codec_name, video.source_pixel_format, options.output,
@@ -182,7 +183,7 @@ class Pipeline {
     summary.packets_copied = packets_copied_;
     summary.decode_errors = reader_.decode_errors();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    summary.interrupted = g_stop_requested.load();
+    summary.interrupted = g_stop_requested.load() || stop_asked();
     summary.processor = processor_->description();
     if (latency_count_ > 0) {
       summary.latency_mean_ms = latency_sum_us_ / 1000.0 / latency_count_;
@@ -233,7 +234,7 @@ class Pipeline {
 
   void decode_loop() {
     for (;;) {
-      if (g_stop_requested.load()) break;
+      if (g_stop_requested.load() || stop_asked()) break;
       const std::int64_t t0 = steady_us();
       const io::MediaReader::Item item = reader_.read();
       decode_busy_us_ += steady_us() - t0;
@@ -398,6 +399,7 @@ class Pipeline {
             std::clamp<std::int64_t>(latency / 1000, 0, kLatencyBuckets - 1))];
         ++latency_count_;
         progress_->frame_done(writer_->frames_written());
+        if (options_.on_frame_written) options_.on_frame_written(writer_->frames_written(), expected_frames_);
       } else {
         writer_->write_packet(std::move(item->packet));
         ++packets_copied_;
@@ -421,6 +423,8 @@ class Pipeline {
   Image result_;
   std::optional<io::MediaWriter> writer_;
   std::optional<Progress> progress_;
+  std::int64_t expected_frames_ = 0;
+  bool stop_asked() const { return options_.stop != nullptr && options_.stop->load(); }
   int out_width_ = 0;
   int lanes_ = 0;
   FirstFailure failure_;

@@ -1,0 +1,257 @@
+// hazefree: the public C++ API (SPEC 10). Dark channel prior dehazing, global HE and sliding
+// AHE/CLAHE on frames in memory (host planes, or device planes on a caller's CUDA stream), and
+// the whole file/stream run of the command-line tool. No FFmpeg or CUDA header is needed to use
+// it: CUDA streams travel as `void*` (a `cudaStream_t`), device planes as plain pointers.
+//
+//   #include <hazefree/hazefree.hpp>
+//   hazefree::Processor dehaze({{"mode", "dcp"}, {"dcp.omega", "0.9"}});
+//   dehaze.process(hazefree::Frame::rgb24(pixels, width, height, width * 3),
+//                  hazefree::Frame::rgb24(result, width, height, width * 3));
+//
+// Link with the CMake target hazefree::hazefree (find_package(hazefree CONFIG)) or with
+// `pkg-config --cflags --libs hazefree`.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hazefree/version.hpp"  // HAZEFREE_VERSION_MAJOR, _MINOR, _PATCH, _STRING
+
+namespace hazefree {
+
+// ---- errors -------------------------------------------------------------------------------
+
+// An unknown configuration key or a value outside its range. what() is one line naming the key
+// and the accepted values, e.g. "dcp.omega = 2 is outside (0, 1]"; key() is the key.
+class OptionError : public std::invalid_argument {
+ public:
+  OptionError(const std::string& key, const std::string& message)
+      : std::invalid_argument(message), key_(key) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// A frame that does not fit the call (null plane, stride shorter than a row, output of another
+// size or format, overlapping input and output). what() names the argument and the expectation.
+class FrameError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The CUDA backend was asked for (backend=cuda, or a device frame) and this build or machine
+// has none; what() says why (no driver, no GPU, built without CUDA, compute capability).
+class GpuUnavailableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Any other failure (reading or writing media, processing) is a std::runtime_error whose what()
+// is one line naming the input or output and the cause.
+
+// ---- configuration keys ---------------------------------------------------------------------
+
+// Options by key, as in a TOML preset or `--set key=value`: {"mode", "ahe"}, {"ahe.clip", "2"},
+// {"backend", "cpu"}. Values are text in the preset syntax ("5/255", "true", "10,20,300,200").
+using Options = std::map<std::string, std::string>;
+
+// One key of the configuration table (the same table drives the CLI, presets and --set).
+struct ConfigKeyInfo {
+  std::string name;           // "dcp.omega"
+  std::string help;           // effect and unit
+  std::string range;          // accepted values, e.g. "(0, 1]"
+  std::string default_value;  // the default as text, e.g. "0.95" ("dcp" for mode)
+};
+
+// Every configuration key, in the table's order (mode, color, backend, threads, dcp.*, he.*,
+// ahe.*, input.*, output.*, pipeline.*).
+const std::vector<ConfigKeyInfo>& configuration_keys();
+
+// Checks a set of options without processing anything: throws OptionError for the first
+// unknown key or bad value (the same checks Processor and run() make).
+void validate_options(const Options& options);
+
+// ---- frames in memory -----------------------------------------------------------------------
+
+// Pixel layouts of frames in memory (8 bits per sample).
+enum class FrameFormat : std::uint8_t {
+  rgb24,  // one plane of interleaved R, G, B (width * 3 bytes per row at least)
+  gray8,  // one plane
+  i420,   // Y, U, V planes; U and V halved in both directions (rounded up): yuv420p
+  nv12,   // Y plane, then one plane of interleaved U, V pairs halved in both directions
+  yuv422p,  // Y, U, V planes; U and V halved horizontally
+  yuv444p,  // Y, U, V planes of full size
+};
+
+// YCbCr matrix of YUV frames (and of grey frames, for DCP's grey -> RGB); `automatic` takes
+// BT.709 for heights >= 720, else BT.601 (as for a stream that does not say).
+enum class FrameMatrix : std::uint8_t { automatic, bt601, bt709, bt2020 };
+// Sample range: `automatic` is `full` for rgb24 and gray8, `limited` (16-235) for YUV.
+enum class FrameRange : std::uint8_t { automatic, limited, full };
+
+// One plane: a pointer to its first row and the bytes from one row to the next.
+struct Plane {
+  std::uint8_t* data = nullptr;
+  std::ptrdiff_t stride = 0;
+};
+
+// A non-owning view of one frame. The planes' sizes follow from the format: plane 0 is
+// width x height samples (rgb24: width pixels of 3 bytes), the chroma planes as the format says
+// ((width + 1) / 2 for halved directions). Host frames point to CPU memory; device frames
+// (Processor::process_device) to CUDA device memory of the current device.
+struct Frame {
+  FrameFormat format = FrameFormat::rgb24;
+  int width = 0;
+  int height = 0;
+  std::array<Plane, 3> planes{};  // as many as the format has (1, 2 or 3)
+  FrameMatrix matrix = FrameMatrix::automatic;
+  FrameRange range = FrameRange::automatic;
+
+  // Frames of one plane.
+  static Frame rgb24(void* data, int width, int height, std::ptrdiff_t stride);
+  static Frame gray8(void* data, int width, int height, std::ptrdiff_t stride);
+  // Planar YUV 4:2:0 (GStreamer I420): Y, U and V each with its own pointer and stride.
+  static Frame i420(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                    std::ptrdiff_t v_stride, int width, int height);
+  // NV12: Y, then interleaved UV.
+  static Frame nv12(void* y, std::ptrdiff_t y_stride, void* uv, std::ptrdiff_t uv_stride,
+                    int width, int height);
+};
+
+// Number of planes of a format (1 to 3).
+int plane_count(FrameFormat format);
+
+// A frame processor: one algorithm with its parameters on one backend, keeping the temporal
+// state of one video stream (DCP's atmospheric light, HE's temporal histogram) across calls.
+// Workspaces are allocated on the first frame of a size and format and reused: feed frames of
+// one stream in presentation order; call reset() before another stream. Not thread-safe: one
+// thread at a time per Processor (several Processors may run at once).
+class Processor {
+ public:
+  // `options`: any configuration key (configuration_keys()), typically "mode" (dcp | he | ahe),
+  // "backend" (auto | cuda | cpu; auto takes the GPU when one is usable), "color", "dcp.*",
+  // "he.*", "ahe.*", "threads". Keys about files (input.*, output.*, pipeline.*) are accepted
+  // and ignored. Throws OptionError for an unknown key or a bad value, GpuUnavailableError for
+  // backend=cuda without a usable GPU.
+  explicit Processor(const Options& options = {});
+  ~Processor();
+  Processor(Processor&&) noexcept;
+  Processor& operator=(Processor&&) noexcept;
+  Processor(const Processor&) = delete;
+  Processor& operator=(const Processor&) = delete;
+
+  // Processes one host frame into `out` (same format and size, not overlapping `in`); blocks
+  // until `out` is written. On the CUDA backend the frame is uploaded and downloaded (page-locked
+  // memory makes that faster). Throws FrameError for a frame that does not fit.
+  void process(const Frame& in, const Frame& out);
+
+  // Processes one frame in CUDA device memory into `out` (device memory, same format and size,
+  // not overlapping) on the caller's stream `cuda_stream` (a cudaStream_t; nullptr is the legacy
+  // default stream). Returns once the work is queued: `out` is ready when the stream reaches
+  // this point; `in` must be ready on that stream. No host copy of the pixels is made. Needs the
+  // CUDA backend: throws GpuUnavailableError on the CPU backend.
+  void process_device(const Frame& in, const Frame& out, void* cuda_stream);
+
+  // Forgets the temporal state (a new stream).
+  void reset();
+
+  // DCP's atmospheric light A (R, G, B in [0, 1]) used for the last frame; zeros before the
+  // first frame and in the he/ahe modes. Waits for device work in flight.
+  std::array<float, 3> atmospheric_light() const;
+
+  // The backend in words: "cpu (8 threads)", "cuda (NVIDIA H200)".
+  std::string description() const;
+  // True when frames run on the CUDA backend (process_device is available).
+  bool on_gpu() const;
+  // The effective value of a configuration key (its text as --print-config writes it).
+  std::string option(const std::string& key) const;
+
+ private:
+  friend class FrameReader;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when this build has the CUDA backend and a usable GPU is present; otherwise `why_not`
+// (when given) says why.
+bool gpu_available(std::string* why_not = nullptr);
+
+// ---- the file / stream run --------------------------------------------------------------------
+
+// Progress of a run, given to the callback after each frame written (on the encoder thread: keep
+// it short, and synchronise what it touches).
+struct RunProgress {
+  std::int64_t frames = 0;           // frames written so far
+  std::int64_t expected_frames = 0;  // from the container; 0 when unknown
+  double seconds = 0.0;              // since the start of the run
+};
+using ProgressCallback = std::function<void(const RunProgress&)>;
+
+// How a run is watched and stopped.
+struct RunControl {
+  ProgressCallback progress;                  // may be empty
+  const std::atomic<bool>* cancel = nullptr;  // when it becomes true: stop reading, drain, flush
+                                              // and finish the output (a valid, shorter file)
+  bool overwrite = false;                     // replace an existing output (refused otherwise)
+  bool verbose = false;                       // the CLI's -v lines on stderr
+};
+
+struct RunResult {
+  std::int64_t frames_in = 0;       // decoded video frames
+  std::int64_t frames_out = 0;      // encoded video frames
+  std::int64_t frames_dropped = 0;  // pipeline.live: frames dropped when processing fell behind
+  std::int64_t packets_copied = 0;  // packets of audio/subtitle/data streams copied
+  double seconds = 0.0;
+  bool cancelled = false;           // stopped by `cancel`; the output is finished and valid
+  std::string processor;            // the backend in words
+};
+
+// Runs the whole pipeline of the command-line tool: decodes `input` (path, URL, "-"), processes
+// every frame and writes `output` with audio, timestamps and metadata kept, exactly as
+// `hazefree [--set key=value ...] input output` does. `options`: any configuration key. Throws
+// OptionError for bad options, std::runtime_error naming the input or output on failure (the
+// partial output is removed).
+RunResult run(const std::string& input, const std::string& output, const Options& options = {},
+              const RunControl& control = {});
+
+// ---- decoded, processed frames for a program to consume -------------------------------------------
+
+// Reads `input` and hands out its processed video frames one by one as RGB (decoding, then the
+// Processor of `options` on the stream's own format, exactly as run() processes them, then the
+// conversion to 8-bit RGB with the stream's matrix and range).
+class FrameReader {
+ public:
+  // `options`: as for run() (input.* keys apply to the input). Throws OptionError,
+  // std::runtime_error naming the input when it cannot be opened.
+  explicit FrameReader(const std::string& input, const Options& options = {});
+  ~FrameReader();
+  FrameReader(FrameReader&&) noexcept;
+  FrameReader& operator=(FrameReader&&) noexcept;
+
+  int width() const;
+  int height() const;
+  // Frames per second as the container says (0 when unknown), and the frame count (0 unknown).
+  double frame_rate() const;
+  std::int64_t frame_count() const;
+
+  // Decodes and processes the next frame into `rgb` (a host rgb24 frame of width() x height()).
+  // Returns false at the end of the input.
+  bool next(const Frame& rgb);
+  // The processor (its atmospheric_light(), description()).
+  const Processor& processor() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hazefree

@@ -1,0 +1,366 @@
+// The public API of include/hazefree/hazefree.hpp over the rooms' own interfaces: the options
+// table and run_pipeline (pipeline/), the FrameProcessor backends (kernels/processor.hpp,
+// kernels/device_processor.hpp) and the MediaReader (io/) for FrameReader. It translates types
+// and errors and adds no processing of its own.
+#include "hazefree/hazefree.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
+
+#include "io/media_reader.hpp"
+#include "kernels/color_convert.hpp"
+#include "kernels/device_processor.hpp"
+#include "kernels/image.hpp"
+#include "kernels/processor.hpp"
+#include "pipeline/options.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/processor_factory.hpp"
+
+namespace hazefree {
+namespace {
+
+// "\"dcp\"" -> "dcp": the table writes strings as TOML; the API gives the value as text.
+std::string unquote(const std::string& text) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') return text.substr(1, text.size() - 2);
+  return text;
+}
+
+// The key a message of the table or of validate() starts with ("dcp.t0 = 0 is outside ...",
+// "dcp.omega: invalid value ...", "unknown configuration key 'x' ...").
+std::string key_of_message(const std::string& message) {
+  const std::string unknown = "unknown configuration key '";
+  if (message.rfind(unknown, 0) == 0) {
+    const auto end = message.find('\'', unknown.size());
+    return message.substr(unknown.size(), end == std::string::npos ? std::string::npos : end - unknown.size());
+  }
+  const auto end = message.find_first_of(" :=");
+  return message.substr(0, end);
+}
+
+// Options by key -> the run's options, every error as OptionError naming the key.
+RunOptions apply_options(const Options& options) {
+  RunOptions run;
+  for (const auto& [key, value] : options) {
+    try {
+      set_config_value(run, key, value);
+    } catch (const UsageError& e) {
+      throw OptionError(key, e.what());
+    }
+  }
+  try {
+    validate(run.processing);
+  } catch (const std::invalid_argument& e) {
+    throw OptionError(key_of_message(e.what()), e.what());
+  }
+  return run;
+}
+
+PixelFormat pixel_format(FrameFormat format) {
+  switch (format) {
+    case FrameFormat::rgb24: return PixelFormat::rgb24;
+    case FrameFormat::gray8: return PixelFormat::gray8;
+    case FrameFormat::i420: return PixelFormat::yuv420p;
+    case FrameFormat::nv12: return PixelFormat::nv12;
+    case FrameFormat::yuv422p: return PixelFormat::yuv422p;
+    case FrameFormat::yuv444p: return PixelFormat::yuv444p;
+  }
+  throw FrameError(fmt::format("frame format {}: not a FrameFormat", static_cast<int>(format)));
+}
+
+// A frame of the API -> the kernels' view, checked: `what` names the argument in messages.
+ImageView image_view(const Frame& frame, const char* what) {
+  ImageView view;
+  view.format = pixel_format(frame.format);
+  if (frame.width <= 0 || frame.height <= 0)
+    throw FrameError(fmt::format("{}: empty frame ({}x{}); width and height must be > 0", what, frame.width, frame.height));
+  view.width = frame.width;
+  view.height = frame.height;
+  const bool yuv = is_yuv(view.format);
+  switch (frame.matrix) {
+    case FrameMatrix::automatic: view.matrix = default_matrix_for_height(frame.height); break;
+    case FrameMatrix::bt601: view.matrix = ColorMatrix::bt601; break;
+    case FrameMatrix::bt709: view.matrix = ColorMatrix::bt709; break;
+    case FrameMatrix::bt2020: view.matrix = ColorMatrix::bt2020; break;
+  }
+  switch (frame.range) {
+    case FrameRange::automatic: view.range = yuv ? ColorRange::limited : ColorRange::full; break;
+    case FrameRange::limited: view.range = ColorRange::limited; break;
+    case FrameRange::full: view.range = ColorRange::full; break;
+  }
+  view.plane_count = hazefree::plane_count(view.format);
+  for (int i = 0; i < view.plane_count; ++i) {
+    PlaneView plane = plane_geometry(view.format, frame.width, frame.height, i);
+    const Plane& given = frame.planes[static_cast<std::size_t>(i)];
+    const std::ptrdiff_t row_bytes = static_cast<std::ptrdiff_t>(plane.width) * bytes_per_sample(view.format, i);
+    if (given.data == nullptr) throw FrameError(fmt::format("{}: plane {} has no data (null pointer)", what, i));
+    if (given.stride < row_bytes || given.stride > std::numeric_limits<int>::max())
+      throw FrameError(fmt::format("{}: plane {} stride {} is not in [{}, {}] (bytes of a row of {} samples)", what, i,
+                                   given.stride, row_bytes, std::numeric_limits<int>::max(), plane.width));
+    plane.data = given.data;
+    plane.stride = static_cast<int>(given.stride);
+    view.planes[static_cast<std::size_t>(i)] = plane;
+  }
+  return view;
+}
+
+// Byte range [first, last) a plane covers.
+std::pair<std::uintptr_t, std::uintptr_t> plane_bytes(const ImageView& view, int i) {
+  const PlaneView& p = view.planes[static_cast<std::size_t>(i)];
+  const auto first = reinterpret_cast<std::uintptr_t>(p.data);
+  const auto row = static_cast<std::uintptr_t>(p.width) * static_cast<std::uintptr_t>(bytes_per_sample(view.format, i));
+  return {first, first + static_cast<std::uintptr_t>(p.stride) * static_cast<std::uintptr_t>(p.height - 1) + row};
+}
+
+void check_pair(const ImageView& in, const ImageView& out) {
+  if (in.format != out.format || in.width != out.width || in.height != out.height)
+    throw FrameError(fmt::format("out: {} {}x{} frame, expected the input's {} {}x{}", to_string(out.format), out.width,
+                                 out.height, to_string(in.format), in.width, in.height));
+  for (int i = 0; i < in.plane_count; ++i) {
+    for (int j = 0; j < out.plane_count; ++j) {
+      const auto a = plane_bytes(in, i);
+      const auto b = plane_bytes(out, j);
+      if (a.first < b.second && b.first < a.second)
+        throw FrameError("out: overlaps the input frame; processing needs a separate output");
+    }
+  }
+}
+
+}  // namespace
+
+// ---- configuration keys -----------------------------------------------------------------------
+
+const std::vector<ConfigKeyInfo>& configuration_keys() {
+  static const std::vector<ConfigKeyInfo> keys = [] {
+    const RunOptions defaults;
+    std::vector<ConfigKeyInfo> list;
+    for (const ConfigKey& k : config_keys()) list.push_back({k.name, k.help, k.range, unquote(k.get(defaults))});
+    return list;
+  }();
+  return keys;
+}
+
+void validate_options(const Options& options) { (void)apply_options(options); }
+
+// ---- frames ---------------------------------------------------------------------------------
+
+Frame Frame::rgb24(void* data, int width, int height, std::ptrdiff_t stride) {
+  Frame f;
+  f.format = FrameFormat::rgb24;
+  f.width = width;
+  f.height = height;
+  f.planes[0] = {static_cast<std::uint8_t*>(data), stride};
+  return f;
+}
+
+Frame Frame::gray8(void* data, int width, int height, std::ptrdiff_t stride) {
+  Frame f = rgb24(data, width, height, stride);
+  f.format = FrameFormat::gray8;
+  return f;
+}
+
+Frame Frame::i420(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                  std::ptrdiff_t v_stride, int width, int height) {
+  Frame f;
+  f.format = FrameFormat::i420;
+  f.width = width;
+  f.height = height;
+  f.planes = {Plane{static_cast<std::uint8_t*>(y), y_stride}, Plane{static_cast<std::uint8_t*>(u), u_stride},
+              Plane{static_cast<std::uint8_t*>(v), v_stride}};
+  return f;
+}
+
+Frame Frame::nv12(void* y, std::ptrdiff_t y_stride, void* uv, std::ptrdiff_t uv_stride, int width, int height) {
+  Frame f;
+  f.format = FrameFormat::nv12;
+  f.width = width;
+  f.height = height;
+  f.planes[0] = {static_cast<std::uint8_t*>(y), y_stride};
+  f.planes[1] = {static_cast<std::uint8_t*>(uv), uv_stride};
+  return f;
+}
+
+int plane_count(FrameFormat format) { return hazefree::plane_count(pixel_format(format)); }
+
+// ---- Processor ----------------------------------------------------------------------------------
+
+struct Processor::Impl {
+  RunOptions options;
+  std::unique_ptr<FrameProcessor> backend;
+  DeviceFrameProcessor* device = nullptr;  // the backend's device-frame interface, if any
+};
+
+Processor::Processor(const Options& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = apply_options(options);
+  const ProcessingConfig& config = impl_->options.processing;
+  if (config.backend == Backend::cuda) {
+    std::string why;
+    if (!cuda_available(&why)) throw GpuUnavailableError("backend=cuda: " + why);
+    impl_->backend = make_cuda_processor(config);
+  } else {
+    impl_->backend = create_processor(config, false);
+  }
+  impl_->device = dynamic_cast<DeviceFrameProcessor*>(impl_->backend.get());
+}
+
+Processor::~Processor() = default;
+Processor::Processor(Processor&&) noexcept = default;
+Processor& Processor::operator=(Processor&&) noexcept = default;
+
+void Processor::process(const Frame& in, const Frame& out) {
+  const ImageView in_view = image_view(in, "in");
+  ImageView out_view = image_view(out, "out");
+  check_pair(in_view, out_view);
+  impl_->backend->process(in_view, out_view);
+}
+
+void Processor::process_device(const Frame& in, const Frame& out, void* cuda_stream) {
+  if (impl_->device == nullptr)
+    throw GpuUnavailableError("device frames need the CUDA backend; this processor runs on " +
+                              impl_->backend->description());
+  const ImageView in_view = image_view(in, "in");
+  const ImageView out_view = image_view(out, "out");
+  check_pair(in_view, out_view);
+  impl_->device->process_device(in_view, out_view, cuda_stream);
+}
+
+void Processor::reset() { impl_->backend->reset(); }
+
+std::array<float, 3> Processor::atmospheric_light() const { return impl_->backend->atmospheric_light(); }
+
+std::string Processor::description() const { return impl_->backend->description(); }
+
+bool Processor::on_gpu() const { return impl_->device != nullptr; }
+
+std::string Processor::option(const std::string& key) const {
+  for (const ConfigKey& k : config_keys())
+    if (k.name == key) return unquote(k.get(impl_->options));
+  throw OptionError(key, fmt::format("unknown configuration key '{}'", key));
+}
+
+bool gpu_available(std::string* why_not) { return cuda_available(why_not); }
+
+// ---- run ----------------------------------------------------------------------------------------
+
+RunResult run(const std::string& input, const std::string& output, const Options& options,
+              const RunControl& control) {
+  RunOptions run_options = apply_options(options);
+  run_options.input = input;
+  run_options.output = output;
+  run_options.output_options.overwrite = control.overwrite;
+  run_options.quiet = true;  // no progress line: the caller has the callback
+  run_options.verbose = control.verbose;
+  run_options.stop = control.cancel;
+  const auto start = std::chrono::steady_clock::now();
+  if (control.progress) {
+    const ProgressCallback progress = control.progress;
+    run_options.on_frame_written = [progress, start](std::int64_t frames, std::int64_t expected) {
+      RunProgress p;
+      p.frames = frames;
+      p.expected_frames = expected;
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      progress(p);
+    };
+  }
+  try {
+    finalize_options(run_options);
+  } catch (const UsageError& e) {
+    throw OptionError(key_of_message(e.what()), e.what());
+  }
+  if (input.empty()) throw OptionError("input", "input: empty path");
+  if (output.empty()) throw OptionError("output", "output: empty path");
+  const RunSummary summary = run_pipeline(run_options);
+  RunResult result;
+  result.frames_in = summary.frames_in;
+  result.frames_out = summary.frames_out;
+  result.frames_dropped = summary.frames_dropped;
+  result.packets_copied = summary.packets_copied;
+  result.seconds = summary.seconds;
+  result.cancelled = summary.interrupted;
+  result.processor = summary.processor;
+  return result;
+}
+
+// ---- FrameReader --------------------------------------------------------------------------------
+
+struct FrameReader::Impl {
+  std::string input;
+  RunOptions options;
+  std::optional<io::MediaReader> reader;
+  std::optional<Processor> processor;
+  Image processed;                       // the processed frame in the stream's format
+  std::vector<std::uint8_t> r, g, b;     // planar RGB of it
+};
+
+FrameReader::FrameReader(const std::string& input, const Options& options) : impl_(std::make_unique<Impl>()) {
+  impl_->input = input;
+  impl_->options = apply_options(options);
+  impl_->options.input = input;
+  try {
+    finalize_options(impl_->options);
+  } catch (const UsageError& e) {
+    throw OptionError(key_of_message(e.what()), e.what());
+  }
+  impl_->processor.emplace(options);
+  if (!impl_->options.input_options.hwdec.empty() && !impl_->processor->on_gpu())
+    throw OptionError("input.hwdec", "input.hwdec=cuda keeps pictures on the GPU: it needs the CUDA backend");
+  impl_->reader.emplace(impl_->options.input_options);
+}
+
+FrameReader::~FrameReader() = default;
+FrameReader::FrameReader(FrameReader&&) noexcept = default;
+FrameReader& FrameReader::operator=(FrameReader&&) noexcept = default;
+
+int FrameReader::width() const { return impl_->reader->video().width; }
+int FrameReader::height() const { return impl_->reader->video().height; }
+double FrameReader::frame_rate() const { return impl_->reader->video().frame_rate.value(); }
+std::int64_t FrameReader::frame_count() const { return impl_->reader->video().frame_count; }
+const Processor& FrameReader::processor() const { return *impl_->processor; }
+
+bool FrameReader::next(const Frame& rgb) {
+  Impl& d = *impl_;
+  const ImageView out = image_view(rgb, "rgb");
+  if (out.format != PixelFormat::rgb24 || out.width != width() || out.height != height())
+    throw FrameError(fmt::format("rgb: {} {}x{} frame, expected rgb24 {}x{}", to_string(out.format), out.width,
+                                 out.height, width(), height()));
+  for (;;) {
+    const io::MediaReader::Item item = d.reader->read();
+    if (item == io::MediaReader::Item::end) return false;
+    if (item == io::MediaReader::Item::packet) {
+      (void)d.reader->take_packet();  // other streams are not handed out
+      continue;
+    }
+    const ImageView& decoded = d.reader->frame().view;
+    if (d.processed.empty() || d.processed.view().format != decoded.format ||
+        d.processed.view().width != decoded.width || d.processed.view().height != decoded.height) {
+      d.processed = Image(decoded.format, decoded.width, decoded.height);
+    }
+    ImageView& processed = d.processed.view();
+    processed.matrix = decoded.matrix;
+    processed.range = decoded.range;
+    // The backend's own process(): host frames, or GPU-decoded pictures (hwdec) on the CUDA
+    // backend, whose process() copies them on the device.
+    d.processor->impl_->backend->process(decoded, processed);
+    const std::size_t pixels = static_cast<std::size_t>(decoded.width) * static_cast<std::size_t>(decoded.height);
+    d.r.resize(pixels);
+    d.g.resize(pixels);
+    d.b.resize(pixels);
+    cpu::frame_to_rgb_u8(processed, RgbPlanesU8{d.r.data(), d.g.data(), d.b.data(), decoded.width},
+                         d.options.processing.threads);
+    for (int y = 0; y < decoded.height; ++y) {
+      std::uint8_t* row = out.planes[0].data + static_cast<std::ptrdiff_t>(y) * out.planes[0].stride;
+      const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(decoded.width);
+      for (int x = 0; x < decoded.width; ++x) {
+        row[3 * x] = d.r[o + static_cast<std::size_t>(x)];
+        row[3 * x + 1] = d.g[o + static_cast<std::size_t>(x)];
+        row[3 * x + 2] = d.b[o + static_cast<std::size_t>(x)];
+      }
+    }
+    return true;
+  }
+}
+
+}  // namespace hazefree
