@@ -33,6 +33,7 @@ struct CudaProcessor::Lane {
   bool graph_stale = true;
   bool timed = false;                  // the last frame recorded every event
   bool pending = false;
+  bool on_caller_stream = false;       // the last frame ran on a caller's stream (process_device)
 };
 
 CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config_(config) {
@@ -85,10 +86,17 @@ void CudaProcessor::shape(Lane& lane, PixelFormat format, int width, int height)
     lane.out.shape(format, width, height);
     lane.graph_stale = true;
   }
+  track_geometry(format, width, height);
+}
+
+void CudaProcessor::track_geometry(PixelFormat format, int width, int height) {
   // A new frame size is a new stream configuration for he_temporal (as on the CPU).
   if (format_ != format || width_ != width || height_ != height) {
     if (width_ != 0 && config_.mode == Mode::he) {
-      for (auto& l : lanes_) l->stream.synchronize();
+      for (auto& l : lanes_) {
+        l->stream.synchronize();
+        l->finished.synchronize();
+      }
       HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
     }
     format_ = format;
@@ -97,8 +105,8 @@ void CudaProcessor::shape(Lane& lane, PixelFormat format, int width, int height)
   }
 }
 
-void CudaProcessor::run_chain(Lane& lane, bool markers) {
-  const cudaStream_t s = lane.stream.get();
+void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out,
+                              cudaStream_t s, bool markers) {
   // The state step of this frame waits for the previous frame's, on whichever lane it ran.
   StateOrder order;
   if (lanes_.size() > 1) {
@@ -108,10 +116,10 @@ void CudaProcessor::run_chain(Lane& lane, bool markers) {
   }
   if (lane.dehazer) {
     lane.dehazer->set_markers(markers ? &lane.markers : nullptr);
-    lane.dehazer->enqueue(lane.in.view(), lane.out.view(), state_->tracker.get(), order, s);
+    lane.dehazer->enqueue(d_in, d_out, state_->tracker.get(), order, s);
   } else {
     if (markers) HAZEFREE_CUDA_CHECK(cudaEventRecord(lane.markers[0], s));
-    lane.equalizer->enqueue(lane.in.view(), lane.out.view(), state_->history.get(), order, s);
+    lane.equalizer->enqueue(d_in, d_out, state_->history.get(), order, s);
     if (markers) HAZEFREE_CUDA_CHECK(cudaEventRecord(lane.markers[1], s));
   }
 }
@@ -127,6 +135,10 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
   lane.out.view().matrix = h_in.matrix;
   lane.out.view().range = h_in.range;
   const cudaStream_t s = lane.stream.get();
+  if (lane.on_caller_stream) {
+    HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(s, lane.finished.get(), 0));
+    lane.on_caller_stream = false;
+  }
   const bool timed = stage_timing_;
   if (timed) lane.events.front().record(s);
   cudaPointerAttributes where{};
@@ -138,7 +150,7 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
   }
   // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
   copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
-  run_chain(lane, timed);
+  run_chain(lane, d_in, lane.out.view(), s, timed);
   copy_frame_async(lane.out.view(), h_out, cudaMemcpyDeviceToHost, s);
   if (timed) lane.events.back().record(s);
   lane.finished.record(s);
@@ -177,11 +189,28 @@ void CudaProcessor::enqueue_device(int index) {
   const cudaStream_t s = lane.stream.get();
   const bool timed = stage_timing_;
   if (timed) lane.events.front().record(s);
-  run_chain(lane, timed);
+  run_chain(lane, lane.in.view(), lane.out.view(), s, timed);
   if (timed) lane.events.back().record(s);
   lane.finished.record(s);
   lane.timed = timed;
   last_lane_ = index;
+}
+
+void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out, void* stream) {
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
+    throw std::invalid_argument("cuda: output frame differs from the input in format or size");
+  if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("cuda: empty frame");
+  Lane& lane = *lanes_.front();
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  track_geometry(d_in.format, d_in.width, d_in.height);
+  // Lane 0's workspaces may still be in use by its previous frame on another stream.
+  HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(s, lane.finished.get(), 0));
+  run_chain(lane, d_in, d_out, s, false);
+  lane.finished.record(s);
+  lane.timed = false;
+  lane.pending = true;
+  lane.on_caller_stream = true;
+  last_lane_ = 0;
 }
 
 void CudaProcessor::launch_device_graph(int index) {
@@ -241,7 +270,10 @@ std::vector<StageTime> CudaProcessor::stage_times() const {
 }
 
 void CudaProcessor::reset() {
-  for (auto& lane : lanes_) lane->stream.synchronize();
+  for (auto& lane : lanes_) {
+    lane->stream.synchronize();
+    lane->finished.synchronize();  // a frame on a caller's stream (process_device)
+  }
   HAZEFREE_CUDA_CHECK(cudaMemset(state_->tracker.get(), 0, sizeof(AtmosphereState)));
   HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
   HAZEFREE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -249,7 +281,10 @@ void CudaProcessor::reset() {
 
 std::array<float, 3> CudaProcessor::atmospheric_light() const {
   if (config_.mode != Mode::dcp) return {0.f, 0.f, 0.f};
-  for (auto& lane : lanes_) lane->stream.synchronize();
+  for (auto& lane : lanes_) {
+    lane->stream.synchronize();
+    lane->finished.synchronize();  // a frame on a caller's stream (process_device)
+  }
   AtmosphereState s{};
   HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
   if (!s.has_value) return {0.f, 0.f, 0.f};

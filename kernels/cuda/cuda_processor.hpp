@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "kernels/image.hpp"
+#include "kernels/device_processor.hpp"
 #include "kernels/params.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree::cuda {
 
-class CudaProcessor final : public FrameProcessor {
+class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
  public:
   // `lanes`: streams (1 or more; 2 overlaps the copies of one frame with the compute of another).
   // Throws std::invalid_argument for invalid parameters, std::runtime_error without a usable GPU.
@@ -55,6 +56,9 @@ class CudaProcessor final : public FrameProcessor {
   // Captures enqueue_device(lane) into a CUDA graph (launch gaps vanish) and replays it; the
   // graph is rebuilt when the frame geometry changes. Stage markers are not recorded in graphs.
   void launch_device_graph(int lane);
+  // DeviceFrameProcessor: the caller's device frames on the caller's stream, with lane 0's
+  // workspaces (the lane's last frame, on whatever stream, is waited for on the device).
+  void process_device(const ImageView& d_in, const ImageView& d_out, void* stream) override;
 
   // Stage timing with CUDA events (on by default); off saves a few event records per frame.
   void set_stage_timing(bool on) { stage_timing_ = on; }
@@ -66,7 +70,9 @@ class CudaProcessor final : public FrameProcessor {
   struct State;
   Lane& lane_at(int lane) const;
   void shape(Lane& lane, PixelFormat format, int width, int height);
-  void run_chain(Lane& lane, bool markers);
+  void track_geometry(PixelFormat format, int width, int height);
+  void run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out, cudaStream_t stream,
+                 bool markers);
   std::vector<std::string> stage_names() const;
 
   ProcessingConfig config_;
