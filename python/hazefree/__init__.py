@@ -1,0 +1,341 @@
+"""hazefree: real-time dehazing (dark channel prior) and contrast equalization (HE, sliding
+AHE/CLAHE) on numpy arrays, PyTorch and CuPy tensors, and whole video files.
+
+    import hazefree
+    dehaze = hazefree.Processor(mode="dcp", backend="auto", dcp_omega=0.9)
+    result = dehaze.process(frame)            # numpy HxWx3 RGB / HxW grey uint8, or a CUDA tensor
+    hazefree.run("in.mp4", "out.mp4", mode="ahe", ahe_window=127, ahe_clip=2)
+    for rgb in hazefree.frames("in.mp4", device="cpu"):
+        ...
+
+Configuration keys (``hazefree.config_keys()``, the same table as the command line's
+``--print-config``) are keyword arguments with the dots written as underscores:
+``dcp.patch_radius`` is ``dcp_patch_radius``, ``ahe.clip`` is ``ahe_clip``; the dotted name also
+works through ``**{"dcp.omega": 0.9}``. Values may be numbers, booleans, strings or, for
+``he_roi``, an ``(x, y, w, h)`` tuple.
+
+Errors: a frame of the wrong type or dtype raises TypeError, a wrong shape, layout or device
+ValueError, each naming the argument and what was expected; an unknown keyword TypeError, a bad
+value ValueError naming the key; a GPU that is asked for but missing RuntimeError.
+"""
+
+from collections import namedtuple as _namedtuple
+
+from . import _hazefree
+
+__all__ = ["Processor", "run", "frames", "config_keys", "gpu_available", "ConfigKey",
+           "__version__", "version_info"]
+
+__version__ = _hazefree.__version__
+version_info = _hazefree.version_info
+
+ConfigKey = _namedtuple("ConfigKey", "name help range default")
+ConfigKey.__doc__ = "One configuration key: name ('dcp.omega'), help, accepted range, default (text)."
+
+_KEYS = [ConfigKey(*k) for k in _hazefree.config_keys()]
+# keyword name -> key: "dcp_patch_radius" -> "dcp.patch_radius" (and the dotted name itself)
+_KEYWORDS = {k.name.replace(".", "_"): k.name for k in _KEYS}
+_KEYWORDS.update({k.name: k.name for k in _KEYS})
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def config_keys():
+    """Every configuration key as ConfigKey(name, help, range, default), in the table's order.
+    As keyword arguments the dots are written as underscores (``dcp.omega`` -> ``dcp_omega``)."""
+    return list(_KEYS)
+
+
+def gpu_available():
+    """True when the CUDA backend can run here (this build has it and a usable GPU is present)."""
+    return _hazefree.gpu_available()[0]
+
+
+def _value_text(key, value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return ",".join(str(v) for v in value)
+    raise TypeError(f"{key}: {type(value).__name__} value, expected a number, bool, string "
+                    f"or a tuple of integers")
+
+
+def _options(caller, keywords):
+    """Keyword arguments -> {key: text}; TypeError for an unknown keyword."""
+    options = {}
+    for name, value in keywords.items():
+        key = _KEYWORDS.get(name)
+        if key is None:
+            raise TypeError(f"{caller}() got an unexpected keyword argument '{name}' "
+                            f"(hazefree.config_keys() lists the keys; dots as underscores)")
+        if value is None:
+            continue
+        options[key] = _value_text(name, value)
+    return options
+
+
+# ---- GPU arrays ---------------------------------------------------------------------------------
+
+def _stream_handle(stream, frame):
+    """A cudaStream_t as an int from None (the frame's framework's current stream), an int, a
+    torch.cuda.Stream, a cupy.cuda.Stream or any object with __cuda_stream__."""
+    if stream is None:
+        module = type(frame).__module__.split(".")[0]
+        if module == "torch":
+            import torch
+            return torch.cuda.current_stream(frame.device).cuda_stream
+        if module == "cupy":
+            import cupy
+            return cupy.cuda.get_current_stream().ptr
+        return 0  # the legacy default stream
+    if isinstance(stream, bool):
+        raise TypeError("stream: bool, expected a CUDA stream (int handle, torch.cuda.Stream, cupy.cuda.Stream)")
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):
+        return int(stream.__cuda_stream__()[1])
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return int(stream.cuda_stream)
+    if hasattr(stream, "ptr"):  # cupy.cuda.Stream
+        return int(stream.ptr)
+    raise TypeError(f"stream: {type(stream).__name__}, expected a CUDA stream "
+                    f"(int handle, torch.cuda.Stream, cupy.cuda.Stream or an object with __cuda_stream__)")
+
+
+def _device_view(array, what, stream):
+    """(ptr, shape, byte strides, readonly) of a CUDA array through __dlpack__ (which also makes
+    `stream` wait for the producer's stream) or __cuda_array_interface__; None for host arrays."""
+    if hasattr(array, "__dlpack_device__"):
+        device_type, device_id = array.__dlpack_device__()
+        if device_type == _DL_CPU:
+            return None
+        if device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+            raise ValueError(f"{what}: on DLPack device type {device_type}, expected a CUDA GPU or the CPU")
+        if hasattr(array, "__dlpack__"):
+            capsule = array.__dlpack__(stream=stream if stream != 0 else 1)
+            info = _hazefree.dlpack_view(capsule, what)
+            code, bits, lanes = info["dtype"]
+            if (code, bits, lanes) != (1, 8, 1):
+                raise TypeError(f"{what}: dtype code {code} bits {bits} lanes {lanes}, expected uint8")
+            return info["ptr"], info["shape"], info["strides"], False, device_id
+    interface = getattr(array, "__cuda_array_interface__", None)
+    if interface is None:
+        return None
+    if interface["typestr"] not in ("|u1", "<u1", ">u1"):
+        raise TypeError(f"{what}: dtype {interface['typestr']}, expected uint8 (|u1)")
+    ptr, readonly = interface["data"]
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:
+        strides = tuple(shape[1] * (shape[2] if len(shape) == 3 else 1) if i == 0 else
+                        (shape[2] if len(shape) == 3 and i == 1 else 1) for i in range(len(shape)))
+    return ptr, shape, tuple(strides), readonly, None
+
+
+def _check_device_layout(what, shape, strides):
+    if not (len(shape) == 2 or (len(shape) == 3 and shape[2] == 3)):
+        raise ValueError(f"{what}: shape {tuple(shape)}, expected (height, width, 3) RGB or (height, width) grey")
+    if shape[0] <= 0 or shape[1] <= 0:
+        raise ValueError(f"{what}: empty frame (height and width must be > 0)")
+    pixel = 3 if len(shape) == 3 else 1
+    if (len(shape) == 3 and strides[2] != 1) or strides[1] != pixel or strides[0] < shape[1] * pixel:
+        raise ValueError(f"{what}: rows must be contiguous (strides {tuple(strides)}, expected "
+                         f"({shape[1] * pixel} or more, {pixel}{', 1' if pixel == 3 else ''})); "
+                         f"use .contiguous() / cupy.ascontiguousarray")
+
+
+def _empty_like(frame):
+    module = type(frame).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.empty_like(frame, memory_format=torch.contiguous_format)
+    if module == "cupy":
+        import cupy
+        return cupy.empty_like(frame, order="C")
+    raise TypeError(f"out: required for GPU arrays of type {type(frame).__name__} "
+                    f"(results are allocated only for PyTorch and CuPy)")
+
+
+class Processor:
+    """A frame processor: one algorithm (``mode``: "dcp" dehazing, "he" global histogram
+    equalization, "ahe" sliding-window AHE/CLAHE) with its parameters on one backend
+    (``backend``: "auto" takes the GPU when one is usable, "cuda", "cpu").
+
+    It keeps the temporal state of one video stream across calls (DCP's atmospheric light, HE's
+    temporal histogram): feed frames in order, call ``reset()`` before another stream.
+
+    Keyword arguments: any configuration key, dots as underscores, e.g.
+    ``Processor(mode="ahe", ahe_window=127, ahe_clip=2.0, color="luma")``.
+    """
+
+    def __init__(self, mode="dcp", backend="auto", **keys):
+        options = _options("Processor", dict(keys, mode=mode, backend=backend))
+        self._core = _hazefree.Processor(options)
+
+    def process(self, frame, out=None, stream=None):
+        """Processes one frame and returns the result (``out`` when given).
+
+        frame: uint8, (height, width, 3) RGB or (height, width) grey, rows contiguous.
+          - a numpy array (or any host array numpy can view without a copy): processed on the
+            Processor's backend, the result a numpy array;
+          - a CUDA array with ``__dlpack__`` or ``__cuda_array_interface__`` (PyTorch, CuPy):
+            processed where it lies on the CUDA backend, on ``stream`` (default: the framework's
+            current stream), with no host copy; the result is an array of the same framework on
+            the same device (allocated unless ``out`` is given) and is ready when that stream
+            reaches this point.
+        out: an array like ``frame`` (same shape, kind and device), not overlapping it.
+        stream: a CUDA stream (int handle, torch.cuda.Stream, cupy.cuda.Stream) for CUDA arrays.
+        """
+        handle = None
+        if not isinstance(frame, _np.ndarray):
+            if hasattr(frame, "__dlpack_device__") or hasattr(frame, "__cuda_array_interface__"):
+                handle = _stream_handle(stream, frame)
+                view = _device_view(frame, "frame", handle)
+                if view is not None:
+                    return self._process_device(frame, view, out, handle)
+            try:
+                host = _np.asarray(frame)
+            except Exception as error:  # noqa: BLE001 - any failure means: not an array
+                raise TypeError(f"frame: {type(frame).__name__}, expected a numpy array or a CUDA array "
+                                f"(__dlpack__ / __cuda_array_interface__)") from error
+            if host.dtype == object:
+                raise TypeError(f"frame: {type(frame).__name__}, expected a numpy array or a CUDA array "
+                                f"(__dlpack__ / __cuda_array_interface__)")
+            frame = host
+        if stream is not None:
+            raise ValueError("stream: given for a host frame; streams apply to CUDA arrays only")
+        if out is None:
+            if frame.dtype != _np.uint8:
+                raise TypeError(f"frame: dtype {frame.dtype}, expected uint8")
+            out = _np.empty(frame.shape, dtype=_np.uint8)
+        elif not isinstance(out, _np.ndarray):
+            raise TypeError(f"out: {type(out).__name__}, expected a numpy array like frame (host frame)")
+        if out.shape != frame.shape:
+            raise ValueError(f"out: shape {out.shape}, expected frame's {frame.shape}")
+        self._core.process_host(frame, out)
+        return out
+
+    def _process_device(self, frame, view, out, stream):
+        if not self._core.on_gpu():
+            raise ValueError(f"frame: a CUDA array, but this Processor runs on {self._core.description()}; "
+                             f"use backend='cuda' or 'auto' on a machine with a GPU, or a host array")
+        ptr, shape, strides, _, device_id = view
+        _check_device_layout("frame", shape, strides)
+        if out is None:
+            out = _empty_like(frame)
+        out_view = _device_view(out, "out", stream)
+        if out_view is None:
+            raise ValueError("out: a host array for a CUDA frame; expected a CUDA array on the frame's device")
+        out_ptr, out_shape, out_strides, readonly, out_device = out_view
+        if tuple(out_shape) != tuple(shape):
+            raise ValueError(f"out: shape {tuple(out_shape)}, expected frame's {tuple(shape)}")
+        if device_id is not None and out_device is not None and device_id != out_device:
+            raise ValueError(f"out: on device {out_device}, expected the frame's device {device_id}")
+        if readonly:
+            raise ValueError("out: read-only array")
+        _check_device_layout("out", out_shape, out_strides)
+        self._core.process_device(len(shape) == 3, shape[1], shape[0], ptr, strides[0], out_ptr, out_strides[0],
+                                  stream)
+        return out
+
+    def reset(self):
+        """Forgets the temporal state (the start of another stream)."""
+        self._core.reset()
+
+    @property
+    def atmospheric_light(self):
+        """DCP's atmospheric light (R, G, B in [0, 1]) used for the last frame; zeros before the
+        first frame and in the he/ahe modes. Waits for GPU work in flight."""
+        return self._core.atmospheric_light()
+
+    @property
+    def backend(self):
+        """The backend in words: 'cpu (8 threads)', 'cuda (NVIDIA H200)'."""
+        return self._core.description()
+
+    @property
+    def on_gpu(self):
+        """True when this Processor runs on the CUDA backend (CUDA arrays are accepted)."""
+        return self._core.on_gpu()
+
+    def option(self, key):
+        """The effective value of a configuration key, as text ('dcp.omega' or 'dcp_omega')."""
+        name = _KEYWORDS.get(key)
+        if name is None:
+            raise ValueError(f"key: unknown configuration key '{key}'")
+        return self._core.option(name)
+
+    def __repr__(self):
+        return f"hazefree.Processor(mode={self.option('mode')!r}, backend={self.backend!r})"
+
+
+def run(input, output, progress=None, overwrite=False, verbose=False, **options):  # noqa: A002
+    """Runs the whole pipeline of the command-line tool on a file or stream: decodes ``input``
+    (path, URL, '-'), processes every frame and writes ``output`` with audio, timestamps and
+    metadata kept, as ``hazefree --set key=value ... input output`` does. The GIL is released
+    while it runs.
+
+    progress: called as ``progress(frames_written, frames_expected, seconds)`` after each frame
+      (frames_expected is 0 when unknown); an exception it raises stops the run (the output is
+      finished) and is raised again here.
+    overwrite: replace an existing output (refused otherwise, as without ``-y``).
+    Ctrl-C (on the main thread) stops reading, finishes the output as the CLI does, then raises
+    KeyboardInterrupt. Returns a dict: frames_in, frames_out, frames_dropped, packets_copied,
+    seconds, processor.
+    """
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress: {type(progress).__name__}, expected a callable or None")
+    for name, value in (("input", input), ("output", output)):
+        if not isinstance(value, (str, bytes)) and not hasattr(value, "__fspath__"):
+            raise TypeError(f"{name}: {type(value).__name__}, expected a path or URL string")
+    import os
+    return _hazefree.run(os.fsdecode(input), os.fsdecode(output), _options("run", options), progress,
+                         bool(overwrite), bool(verbose))
+
+
+def frames(input, device="cpu", **options):  # noqa: A002
+    """Yields the processed video frames of ``input`` as (height, width, 3) uint8 RGB arrays, in
+    order: decoded, processed on the stream's own pixel format exactly as ``run()`` processes
+    them, then converted to RGB with the stream's matrix and range.
+
+    device: "cpu" yields numpy arrays; "cuda" yields CUDA tensors (PyTorch when importable,
+      else CuPy), uploaded from the host after the conversion.
+    options: configuration keys as for Processor (``mode``, ``backend``, ``input_hwdec``...).
+    """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device: {device!r}, expected 'cpu' or 'cuda'")
+    upload = None
+    if device == "cuda":
+        try:
+            import torch
+            if not torch.cuda.is_available():
+                raise RuntimeError("device='cuda': PyTorch sees no CUDA GPU")
+
+            def upload(array):
+                return torch.from_numpy(array).to("cuda")
+        except ImportError:
+            try:
+                import cupy
+            except ImportError:
+                raise RuntimeError("device='cuda' needs PyTorch or CuPy") from None
+
+            def upload(array):
+                return cupy.asarray(array)
+    import os
+    reader = _hazefree.FrameReader(os.fsdecode(input), _options("frames", options))
+    return _frame_iterator(reader, upload)
+
+
+def _frame_iterator(reader, upload):
+    while True:
+        rgb = _np.empty((reader.height, reader.width, 3), dtype=_np.uint8)
+        if not reader.next(rgb):
+            return
+        yield upload(rgb) if upload else rgb
+
+
+import numpy as _np  # noqa: E402 - after the public names, as the module's one hard dependency
