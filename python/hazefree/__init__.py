@@ -106,9 +106,34 @@ def _stream_handle(stream, frame):
                     f"(int handle, torch.cuda.Stream, cupy.cuda.Stream or an object with __cuda_stream__)")
 
 
+def _framework_view(array, what, stream):
+    """The direct view of a PyTorch or CuPy CUDA array (a few attribute reads) when `stream` is
+    the framework's current stream, so no producer/consumer ordering is needed; else None."""
+    module = type(array).__module__.split(".")[0]
+    if module == "torch" and array.is_cuda:
+        import torch
+        if stream != torch.cuda.current_stream(array.device).cuda_stream:
+            return None
+        if array.dtype != torch.uint8:
+            raise TypeError(f"{what}: dtype {array.dtype}, expected torch.uint8")
+        return array.data_ptr(), tuple(array.shape), tuple(array.stride()), False, array.device.index
+    if module == "cupy":
+        import cupy
+        if stream != cupy.cuda.get_current_stream().ptr:
+            return None
+        if array.dtype != cupy.uint8:
+            raise TypeError(f"{what}: dtype {array.dtype}, expected uint8")
+        return array.data.ptr, tuple(array.shape), tuple(array.strides), False, array.device.id
+    return None
+
+
 def _device_view(array, what, stream):
-    """(ptr, shape, byte strides, readonly) of a CUDA array through __dlpack__ (which also makes
-    `stream` wait for the producer's stream) or __cuda_array_interface__; None for host arrays."""
+    """(ptr, shape, byte strides, readonly, device) of a CUDA array: directly for PyTorch/CuPy on
+    their current stream, else through __dlpack__ (which also makes `stream` wait for the
+    producer's stream) or __cuda_array_interface__; None for host arrays."""
+    direct = _framework_view(array, what, stream)
+    if direct is not None:
+        return direct
     if hasattr(array, "__dlpack_device__"):
         device_type, device_id = array.__dlpack_device__()
         if device_type == _DL_CPU:
