@@ -1,7 +1,10 @@
 #include "io/media_reader.hpp"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <mutex>
@@ -43,6 +46,8 @@ void register_devices_once() {
 bool is_url(const std::string& url) {
   return url == "-" || url.find("://") != std::string::npos || url.rfind("pipe:", 0) == 0;
 }
+
+AVRational to_av(Rational value) { return AVRational{value.num, value.den}; }
 
 ColorMatrix resolve_matrix(AVColorSpace space, int height) {
   switch (space) {
@@ -100,13 +105,72 @@ struct MediaReader::Impl {
   bool warned_conversion = false;
   bool warned_size_change = false;
 
+  // Stall watch: FFmpeg calls the interrupt callback while it waits for input (every 100 ms or
+  // so, from the reading thread and from the UDP receiving thread); once nothing has arrived for
+  // the timeout, the callback ends the blocked call. Progress is a packet, and while opening
+  // also a byte read.
+  std::int64_t stall_timeout_us = 0;
+  std::atomic<std::int64_t> last_progress_us{0};
+  std::atomic<bool> stalled{false};
+  AVFormatContext* opening = nullptr;  // the context being opened (reading thread only)
+  pthread_t opening_thread{};
+  std::int64_t opening_bytes = -1;
+
+  // Reconnections (reopen()): each connection's timestamps are moved to follow the last picture
+  // delivered by the real gap, in the first connection's time base.
+  int connection = 0;  // 0: the first
+  AVRational connection_time_base{1, 1};
+  std::int64_t pts_offset = 0;  // in info.time_base, added to this connection's timestamps
+  bool rebase_pending = false;
+  std::int64_t last_pts = AV_NOPTS_VALUE;  // of the last picture delivered (info.time_base)
+  std::int64_t last_capture_us = 0;
+  struct StreamShape {
+    AVMediaType type;
+    AVCodecID codec;
+    AVRational time_base;
+  };
+  std::vector<StreamShape> first_shapes;  // the first connection's streams, by index
+  bool copy_packets = true;               // this connection has the first one's streams
+
   static int interrupt_callback(void* opaque) {
-    return static_cast<Impl*>(opaque)->interrupted.load(std::memory_order_relaxed) ? 1 : 0;
+    auto* self = static_cast<Impl*>(opaque);
+    if (self->interrupted.load(std::memory_order_relaxed)) return 1;
+    return self->stall_expired() ? 1 : 0;
+  }
+  bool stall_expired() {
+    if (stall_timeout_us <= 0) return false;
+    if (stalled.load()) return true;
+    const std::int64_t now = steady_now_us();
+    if (opening && pthread_equal(opening_thread, pthread_self()) && opening->pb &&
+        opening->pb->bytes_read != opening_bytes) {
+      opening_bytes = opening->pb->bytes_read;
+      last_progress_us.store(now);
+      return false;
+    }
+    if (now - last_progress_us.load() < stall_timeout_us) return false;
+    stalled.store(true);
+    return true;
+  }
+  void watch_from_now() {
+    stalled.store(false);
+    last_progress_us.store(steady_now_us());
+  }
+  [[noreturn]] void throw_stall() {
+    throw StallError(name + ": no data for " + fmt_seconds(stall_timeout_us) + " (input.timeout)");
+  }
+  static std::string fmt_seconds(std::int64_t us) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", us / 1e6);
+    return text;
   }
 
   AVStream* video_stream() const { return demuxer->streams[video_index]; }
 
   void open();
+  const AVCodec* open_connection();
+  void close_connection();
+  void reopen();
+  void move_to_output_time(AVPacket& copied);
   void open_decoder(const AVCodec* codec);
   void prime();
   void describe(const AVFrame& first);
@@ -172,7 +236,35 @@ void MediaReader::Impl::open() {
     }
   }
   register_devices_once();
+  stall_timeout_us = static_cast<std::int64_t>(options.stall_timeout_seconds * 1e6);
+  const AVCodec* codec = open_connection();
+  connection_time_base = video_stream()->time_base;
 
+  int video_streams = 0;
+  is_copied.assign(demuxer->nb_streams, false);
+  for (unsigned i = 0; i < demuxer->nb_streams; ++i) {
+    const AVStream* stream = demuxer->streams[i];
+    first_shapes.push_back({stream->codecpar->codec_type, stream->codecpar->codec_id, stream->time_base});
+    if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
+        !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+      ++video_streams;
+    }
+    if (static_cast<int>(i) != video_index) {
+      copied_streams.push_back(static_cast<int>(i));
+      is_copied[i] = true;
+    }
+  }
+  if (video_streams > 1) {
+    warn(name, std::to_string(video_streams) + " video streams: processing stream #" +
+                   std::to_string(video_index) + ", copying the others unchanged");
+  }
+  open_decoder(codec);
+  prime();
+}
+
+// Opens the demuxer and picks the video stream (the first time and on every reconnection).
+const AVCodec* MediaReader::Impl::open_connection() {
+  watch_from_now();
   const AVInputFormat* forced_format = nullptr;
   if (!options.format.empty()) {
     forced_format = av_find_input_format(options.format.c_str());
@@ -190,9 +282,16 @@ void MediaReader::Impl::open() {
     context->flags |= AVFMT_FLAG_NOBUFFER;
   }
   const std::string open_url = options.url == "-" ? "pipe:0" : options.url;
+  opening = context;
+  opening_thread = pthread_self();
+  opening_bytes = -1;
   // On failure avformat_open_input frees the context itself.
   int result = avformat_open_input(&context, open_url.c_str(), forced_format, demuxer_options.slot());
-  if (result < 0) throw_io(name, av_error_text(result));
+  if (result < 0) {
+    opening = nullptr;
+    if (stalled.load()) throw_stall();
+    throw_io(name, av_error_text(result));
+  }
   demuxer.reset(context);
   if (av_dict_count(demuxer_options.get()) > 0) {
     warn(name, "input options not used by the " + std::string(demuxer->iformat->name) +
@@ -200,6 +299,8 @@ void MediaReader::Impl::open() {
   }
 
   result = avformat_find_stream_info(demuxer.get(), nullptr);
+  opening = nullptr;
+  if (result < 0 && stalled.load()) throw_stall();
   if (result < 0) throw_io(name, "cannot read the stream parameters", result);
 
   const AVCodec* codec = nullptr;
@@ -213,26 +314,76 @@ void MediaReader::Impl::open() {
   }
   if (result < 0) throw_io(name, "cannot select a video stream", result);
   video_index = result;
+  return codec;
+}
 
-  int video_streams = 0;
-  is_copied.assign(demuxer->nb_streams, false);
-  for (unsigned i = 0; i < demuxer->nb_streams; ++i) {
-    const AVStream* stream = demuxer->streams[i];
-    if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO &&
-        !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
-      ++video_streams;
+void MediaReader::Impl::close_connection() {
+  decoder.reset();
+  demuxer.reset();
+  early_packets.clear();
+  handed_out.reset();
+  av_packet_unref(packet.get());
+  av_frame_unref(decoded.get());
+  first_frame_pending = false;
+  demuxer_done = false;
+  decoder_done = false;
+  consecutive_errors = 0;
+  next_pts = AV_NOPTS_VALUE;
+  hwdec_active = false;
+}
+
+void MediaReader::Impl::reopen() {
+  // FFmpeg's own line for each failed attempt ("Connection refused") would repeat every few
+  // seconds for as long as the source is away: the caller reports the loss and the return once
+  // (and each attempt's cause when verbose).
+  struct QuietAttempt {
+    int level = av_log_get_level();
+    QuietAttempt() {
+      if (level < AV_LOG_INFO) av_log_set_level(AV_LOG_FATAL);
     }
-    if (static_cast<int>(i) != video_index) {
-      copied_streams.push_back(static_cast<int>(i));
-      is_copied[i] = true;
-    }
+    ~QuietAttempt() { av_log_set_level(level); }
+  } quiet;
+  close_connection();
+  ++connection;
+  const AVCodec* codec = open_connection();
+  connection_time_base = video_stream()->time_base;
+  // The copied streams go on only where the new connection has the same ones.
+  bool same = demuxer->nb_streams == first_shapes.size();
+  for (unsigned i = 0; same && i < demuxer->nb_streams; ++i) {
+    const AVCodecParameters* parameters = demuxer->streams[i]->codecpar;
+    same = parameters->codec_type == first_shapes[i].type && parameters->codec_id == first_shapes[i].codec &&
+           is_copied[i] == (static_cast<int>(i) != video_index);
   }
-  if (video_streams > 1) {
-    warn(name, std::to_string(video_streams) + " video streams: processing stream #" +
-                   std::to_string(video_index) + ", copying the others unchanged");
-  }
+  if (!same && copy_packets && !copied_streams.empty())
+    warn(name, "the source came back with other streams; only its video is kept from now on");
+  copy_packets = same;
   open_decoder(codec);
-  prime();
+  rebase_pending = true;
+  for (;;) {
+    const Item item = advance();
+    if (item == Item::packet) {
+      early_packets.push_back(std::move(handed_out));
+      continue;
+    }
+    if (item == Item::video_frame) {
+      deliver(*decoded);
+      first_frame_pending = true;
+      return;
+    }
+    if (stalled.load()) throw_stall();
+    throw_io(name, "no picture after reconnecting", last_error);
+  }
+}
+
+// A copied packet of a later connection: into the first connection's time base, moved by the
+// same offset as the pictures.
+void MediaReader::Impl::move_to_output_time(AVPacket& copied) {
+  const int index = copied.stream_index;
+  const AVRational to = first_shapes[static_cast<std::size_t>(index)].time_base;
+  av_packet_rescale_ts(&copied, demuxer->streams[index]->time_base, to);
+  const std::int64_t offset = av_rescale_q(pts_offset, to_av(info.time_base), to);
+  if (copied.pts != AV_NOPTS_VALUE) copied.pts += offset;
+  if (copied.dts != AV_NOPTS_VALUE) copied.dts += offset;
 }
 
 void MediaReader::Impl::open_decoder(const AVCodec* codec) {
@@ -390,8 +541,10 @@ MediaReader::Item MediaReader::Impl::advance() {
 
     result = av_read_frame(demuxer.get(), packet.get());
     if (result == AVERROR(EAGAIN)) continue;  // non-blocking devices: nothing yet
+    if (result >= 0) last_progress_us.store(steady_now_us());
     if (result < 0) {
       if (interrupted.load(std::memory_order_relaxed)) return Item::end;
+      if (stalled.load()) throw_stall();
       if (result != AVERROR_EOF && !(demuxer->pb && avio_feof(demuxer->pb))) {
         throw_io(name, "read error", result);
       }
@@ -406,7 +559,8 @@ MediaReader::Item MediaReader::Impl::advance() {
       if (result < 0 && result != AVERROR(EAGAIN)) note_decode_error(result);
       continue;
     }
-    if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index]) {
+    if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index] &&
+        copy_packets) {
       handed_out.reset(av_packet_alloc());
       if (!handed_out) throw_io(name, "out of memory");
       av_packet_move_ref(handed_out.get(), packet.get());
@@ -435,12 +589,26 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
   if (pts == AV_NOPTS_VALUE) pts = next_pts != AV_NOPTS_VALUE ? next_pts : 0;
   std::int64_t duration = frame.pkt_duration;
   if (duration <= 0 && info.frame_rate.num > 0) {
-    duration = av_rescale_q(1, AVRational{info.frame_rate.den, info.frame_rate.num},
-                            AVRational{info.time_base.num, info.time_base.den});
+    duration = av_rescale_q(1, AVRational{info.frame_rate.den, info.frame_rate.num}, connection_time_base);
+  }
+  next_pts = pts + std::max<std::int64_t>(duration, 1);
+  if (connection > 0) {
+    const AVRational output_time_base = to_av(info.time_base);
+    pts = av_rescale_q(pts, connection_time_base, output_time_base);
+    duration = av_rescale_q(duration, connection_time_base, output_time_base);
+    if (rebase_pending) {
+      // The first picture after a reconnection comes the real gap after the last one before.
+      const std::int64_t gap =
+          av_rescale_q(current.capture_us - last_capture_us, AVRational{1, 1000000}, output_time_base);
+      pts_offset = last_pts + std::max<std::int64_t>(gap, 1) - pts;
+      rebase_pending = false;
+    }
+    pts += pts_offset;
   }
   current.pts = pts;
   current.duration = std::max<std::int64_t>(duration, 0);
-  next_pts = pts + std::max<std::int64_t>(duration, 1);
+  last_pts = pts;
+  last_capture_us = current.capture_us;
 
   if (frame.format == AV_PIX_FMT_CUDA) return deliver_device(frame);
   PixelFormat layout{};
@@ -561,6 +729,7 @@ MediaReader::Item MediaReader::read() {
   if (!impl.early_packets.empty()) {
     impl.handed_out = std::move(impl.early_packets.front());
     impl.early_packets.pop_front();
+    if (impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
     return Item::packet;
   }
   if (impl.first_frame_pending) {
@@ -569,14 +738,30 @@ MediaReader::Item MediaReader::read() {
   }
   const Item item = impl.advance();
   if (item == Item::video_frame) impl.deliver(*impl.decoded);
+  if (item == Item::packet && impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
   return item;
 }
+
+void MediaReader::reopen() { impl_->reopen(); }
 
 const DecodedFrame& MediaReader::frame() const { return impl_->current; }
 
 Packet MediaReader::take_packet() { return std::move(impl_->handed_out); }
 
 void MediaReader::interrupt() { impl_->interrupted.store(true, std::memory_order_relaxed); }
+
+bool MediaReader::interrupted() const { return impl_->interrupted.load(std::memory_order_relaxed); }
+
+bool is_network_or_camera(const InputOptions& options) {
+  static const char* const kCameraFormats[] = {"v4l2", "video4linux2", "dshow", "avfoundation", "decklink"};
+  for (const char* camera : kCameraFormats)
+    if (options.format == camera) return true;
+  if (options.url.rfind("/dev/video", 0) == 0) return true;
+  const auto scheme_end = options.url.find("://");
+  if (scheme_end == std::string::npos) return false;
+  const std::string scheme = options.url.substr(0, scheme_end);
+  return scheme != "file" && scheme != "pipe" && scheme != "fd";
+}
 
 int MediaReader::decode_errors() const { return impl_->decode_errors; }
 

@@ -26,6 +26,11 @@ struct IoError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// No packet arrived within InputOptions::stall_timeout_seconds (a frozen camera or server).
+struct StallError : IoError {
+  using IoError::IoError;
+};
+
 struct Rational {
   int num = 0;
   int den = 1;
@@ -46,7 +51,14 @@ struct InputOptions {
   bool low_delay = false;       // live sources: no probing delay, low-delay decoding
   std::string hwdec;            // "cuda": decode on the GPU (NVDEC), pictures stay in device memory
   int hw_frames_in_flight = 16; // decoded GPU pictures the caller may hold at once (hwdec)
+  // No packet for this long (opening included) is a stall: the blocked read is woken by FFmpeg's
+  // interrupt callback and read()/reopen() throw StallError. 0 = wait for ever.
+  double stall_timeout_seconds = 0.0;
 };
+
+// A network URL (rtsp://, tcp://, udp://, srt://...) or a camera (v4l2 and the other capture
+// devices): the sources that can stall, drop and come back, and that reopen() can reconnect.
+bool is_network_or_camera(const InputOptions& options);
 
 // What the writer needs to know about the input video and its companions.
 struct VideoInfo {
@@ -103,6 +115,13 @@ class MediaReader {
 
   // Makes a blocked read() return Item::end soon (safe from any thread, e.g. a signal path).
   void interrupt();
+  bool interrupted() const;
+  // Closes the source and opens it again (a live source that stalled, failed or ended); throws
+  // IoError/StallError when it cannot. video() keeps describing the first connection: later
+  // pictures are converted to it, and timestamps continue monotonically from the last picture
+  // delivered, the new connection's first picture coming after the real (wall-clock) gap.
+  // Other streams' packets go on being copied when the new connection has the same streams.
+  void reopen();
   int decode_errors() const;
   // Input streams other than the chosen video stream, copied packet for packet.
   const std::vector<int>& copied_stream_indices() const;

@@ -80,13 +80,20 @@ int run_main(int argc, char** argv) {
         line += fmt::format(", {} frames dropped, latency mean {:.1f} ms, median {:.1f}, p95 {:.1f}, max {:.1f}",
                             s.frames_dropped, s.latency_mean_ms, s.latency_p50_ms, s.latency_p95_ms,
                             s.latency_max_ms);
+      if (options.live || s.reconnects)
+        line += fmt::format(", {} reconnects, {:.1f} seconds lost", s.reconnects, s.seconds_lost);
       if (s.interrupted) line += " (interrupted: output ends early)";
       fmt::print(stderr, "{}\n", line);
       if (options.verbose)
         fmt::print(stderr, "hazefree: busy per frame: decode {:.3f} ms, process {:.3f} ms, encode {:.3f} ms\n",
                    s.decode_ms, s.process_ms, s.encode_ms);
     }
-    return s.interrupted ? 130 : 0;
+    if (s.interrupted) return 130;
+    if (!s.input_lost.empty()) {  // a live source lost for good: the output is kept, the run failed
+      fmt::print(stderr, "hazefree: {}\n", s.input_lost);
+      return 1;
+    }
+    return 0;
   } catch (const hazefree::UsageError& e) {
     fmt::print(stderr, "hazefree: {}\n", e.what());
     return 2;

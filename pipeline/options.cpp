@@ -193,6 +193,48 @@ std::vector<ConfigKey> make_keys() {
                          "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
   k.push_back(number_key<int>("input.threads", "decoder threads (0 = automatic)", "[0, 256]",
                               [](auto& o) -> auto& { return o.input_options.decoder_threads; }, 0, 256));
+  {
+    ConfigKey timeout;
+    timeout.name = "input.timeout";
+    timeout.help = "seconds without a packet that count as a stall (0 = never); auto: 5 with --live for "
+                   "network and camera sources, else 0";
+    timeout.range = "auto or [0, 86400]";
+    timeout.set = [range = timeout.range](RunOptions& o, const std::string& v) {
+      if (v == "auto") {
+        o.input_timeout = RunOptions::kAutoTimeout;
+        return;
+      }
+      const double seconds = parse_number<double>("input.timeout", v, range);
+      if (seconds < 0 || seconds > 86400) bad_value("input.timeout", v, range);
+      o.input_timeout = seconds;
+    };
+    timeout.get = [](const RunOptions& o) {
+      return o.input_timeout == RunOptions::kAutoTimeout ? quote("auto") : fmt::format("{}", o.input_timeout);
+    };
+    k.push_back(timeout);
+  }
+  {
+    ConfigKey reconnect;
+    reconnect.name = "input.reconnect";
+    reconnect.help = "with --live, times a network or camera source that stalled, failed or ended is reopened "
+                     "(back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0";
+    reconnect.range = "auto, unlimited or [0, 1000000]";
+    reconnect.set = [range = reconnect.range](RunOptions& o, const std::string& v) {
+      if (v == "auto" || v == "unlimited") {
+        o.input_reconnect = v == "auto" ? RunOptions::kAuto : RunOptions::kUnlimited;
+        return;
+      }
+      const int attempts = parse_number<int>("input.reconnect", v, range);
+      if (attempts < 0 || attempts > 1000000) bad_value("input.reconnect", v, range);
+      o.input_reconnect = attempts;
+    };
+    reconnect.get = [](const RunOptions& o) {
+      if (o.input_reconnect == RunOptions::kAuto) return quote("auto");
+      if (o.input_reconnect == RunOptions::kUnlimited) return quote("unlimited");
+      return std::to_string(o.input_reconnect);
+    };
+    k.push_back(reconnect);
+  }
   k.push_back(string_key("output.format", "force the output container; empty = from the name (y4m on a pipe)", "a muxer name",
                          [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(string_key("output.encoder", "video encoder; empty = libx264 for video files, the container's own for y4m/images", "an FFmpeg encoder name",
@@ -303,6 +345,14 @@ void finalize_options(RunOptions& options) {
   if (!options.input_rate.empty()) fo["framerate"] = options.input_rate;
   if (!options.input_pixel_format.empty()) fo["pixel_format"] = options.input_pixel_format;
   options.input_options.url = options.input;
+  // SPEC 9: stalls are watched on live network and camera sources unless told otherwise.
+  const bool reconnectable = io::is_network_or_camera(options.input_options);
+  options.input_options.stall_timeout_seconds =
+      options.input_timeout != RunOptions::kAutoTimeout ? options.input_timeout
+      : options.live && reconnectable                    ? 5.0
+                                                         : 0.0;
+  if ((options.input_reconnect > 0 || options.input_reconnect == RunOptions::kUnlimited) && !options.live)
+    throw UsageError("input.reconnect: reopening a lost source needs --live (pipeline.live = true)");
   if (!options.input_options.hwdec.empty() && options.input_options.hwdec != "cuda")
     throw UsageError(fmt::format("input.hwdec: invalid value '{}' (accepted: cuda or empty)", options.input_options.hwdec));
   // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.

@@ -35,6 +35,15 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
+  // SPEC 9. input.timeout: seconds without a packet that count as a stall, kAutoTimeout = 5 with
+  // --live for network and camera sources, else 0 (none); resolved into input_options by
+  // finalize_options(). input.reconnect: reopening attempts after a loss (live only), kAuto =
+  // unlimited with --live, else 0; kUnlimited = no limit.
+  static constexpr double kAutoTimeout = -1.0;
+  static constexpr int kAuto = -2;
+  static constexpr int kUnlimited = -1;
+  double input_timeout = kAutoTimeout;
+  int input_reconnect = kAuto;
   // For programs that run the pipeline through the library (include/hazefree): called by the
   // encoder thread after each frame written with (frames written, frames expected or 0); and a
   // flag that, once true, stops the run as a stop request does (drain, flush, trailer).

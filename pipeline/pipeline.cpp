@@ -1,5 +1,7 @@
 #include "pipeline/pipeline.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/media_reader.hpp"
@@ -36,6 +39,20 @@ std::atomic<pthread_t> g_reading_thread{0};  // 0: none
 // request_stop() calls in progress: the reader and the reading thread are not released while
 // one may still be using them.
 std::atomic<int> g_stoppers{0};
+std::atomic<int> g_stop_pipe_write{-1};
+
+// Becomes readable at the first stop request (a byte written from request_stop(), which a
+// signal handler may call): the reconnection back-off waits on it, so a stop ends the wait at
+// once, with no polling and no lost wake-up.
+int stop_pipe_read_end() {
+  static const int read_end = [] {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+    g_stop_pipe_write.store(ends[1]);
+    return ends[0];
+  }();
+  return read_end;
+}
 
 void wait_for_stoppers() {
   while (g_stoppers.load() != 0) std::this_thread::yield();
@@ -74,6 +91,9 @@ struct Aborted {};
 struct WorkItem {
   PooledFrame* frame = nullptr;
   io::Packet packet;
+  // The first picture after a reconnection: the processor's temporal state starts afresh (the
+  // atmospheric light as at a scene cut).
+  bool restart = false;
   // --hwdec: the picture stays in GPU memory; `frame` then carries only its timing.
   std::shared_ptr<void> device_picture;
   ImageView device_view;
@@ -185,6 +205,9 @@ class Pipeline {
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summary.interrupted = g_stop_requested.load() || stop_asked();
     summary.processor = processor_->description();
+    summary.reconnects = reconnects_;
+    summary.seconds_lost = seconds_lost_;
+    summary.input_lost = input_lost_;
     if (latency_count_ > 0) {
       summary.latency_mean_ms = latency_sum_us_ / 1000.0 / latency_count_;
       summary.latency_max_ms = latency_max_us_ / 1000.0;
@@ -214,6 +237,7 @@ class Pipeline {
 
   void abort_all() {
     reader_.interrupt();
+    if (abort_pipe_[1] >= 0) (void)!write(abort_pipe_[1], "x", 1);
     for (WorkItem& item : in_queue_.abort()) in_pool_->release(item.frame);
     for (WorkItem& item : out_queue_.abort()) out_pool_->release(item.frame);
     in_pool_->close();
@@ -236,9 +260,20 @@ class Pipeline {
     for (;;) {
       if (g_stop_requested.load() || stop_asked()) break;
       const std::int64_t t0 = steady_us();
-      const io::MediaReader::Item item = reader_.read();
+      io::MediaReader::Item item = io::MediaReader::Item::end;
+      try {
+        item = reader_.read();
+      } catch (const io::IoError& e) {
+        if (!may_reconnect() || reader_.interrupted()) throw;
+        if (!reconnect(e.what())) break;
+        continue;
+      }
       decode_busy_us_ += steady_us() - t0;
-      if (item == io::MediaReader::Item::end) break;
+      if (item == io::MediaReader::Item::end) {
+        if (reader_.interrupted() || g_stop_requested.load() || !may_reconnect()) break;
+        if (!reconnect(options_.input + ": the source ended")) break;
+        continue;
+      }
       WorkItem work;
       if (item == io::MediaReader::Item::packet) {
         work.packet = reader_.take_packet();
@@ -259,6 +294,7 @@ class Pipeline {
         frame->capture_us = decoded.capture_us ? decoded.capture_us : steady_us();
         frame->index = frames_in_++;
         work.frame = frame;
+        work.restart = std::exchange(restart_pending_, false);
       }
       if (!in_queue_.push(work)) {
         in_pool_->release(work.frame);
@@ -266,6 +302,58 @@ class Pipeline {
       }
     }
     in_queue_.close();
+  }
+
+  // SPEC 9: with --live, a network or camera source that stalled, failed or ended is reopened.
+  bool may_reconnect() const {
+    return options_.live && reconnect_limit() != 0 && io::is_network_or_camera(options_.input_options);
+  }
+  int reconnect_limit() const {
+    if (options_.input_reconnect == RunOptions::kAuto) return options_.live ? RunOptions::kUnlimited : 0;
+    return options_.input_reconnect;
+  }
+
+  // Reopens the source with back-off (0.5 s doubling to 8 s) until it comes back (true), or the
+  // attempts run out or the run is stopped (false: the input ends there and the output is
+  // finished). One line for the loss, one for the reconnection.
+  bool reconnect(const std::string& cause) {
+    static constexpr double kFirstBackOff = 0.5, kLongestBackOff = 8.0;
+    const std::int64_t last_picture_us = reader_.frame().capture_us;
+    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", cause);
+    const int limit = reconnect_limit();
+    std::string last_cause = cause;
+    double back_off = kFirstBackOff;
+    for (int attempt = 1;; ++attempt) {
+      if (limit != RunOptions::kUnlimited && attempt > limit) {
+        input_lost_ = fmt::format("{}; gave up after {} reconnection attempt{}", last_cause, limit, limit == 1 ? "" : "s");
+        return false;
+      }
+      if (!wait_unless_stopped(back_off)) return false;
+      try {
+        reader_.reopen();
+        break;
+      } catch (const io::IoError& e) {
+        if (reader_.interrupted() || g_stop_requested.load()) return false;
+        last_cause = e.what();
+        if (options_.verbose) fmt::print(stderr, "hazefree: reconnection attempt {}: {}\n", attempt, last_cause);
+      }
+      back_off = std::min(back_off * 2, kLongestBackOff);
+    }
+    const double lost = static_cast<double>(reader_.frame().capture_us - last_picture_us) / 1e6;
+    ++reconnects_;
+    seconds_lost_ += lost;
+    restart_pending_ = true;
+    fmt::print(stderr, "hazefree: {}: reconnected ({:.1f} s lost)\n", options_.input, lost);
+    return true;
+  }
+
+  // Sleeps for the back-off unless a stop request (signal) or an abort (another stage failed)
+  // comes first; false then.
+  bool wait_unless_stopped(double seconds) {
+    pollfd wake[2] = {{stop_pipe_read_end(), POLLIN, 0}, {abort_pipe_[0], POLLIN, 0}};
+    if (g_stop_requested.load() || reader_.interrupted()) return false;
+    poll(wake, 2, static_cast<int>(seconds * 1000));  // EINTR: the wake signal of a stop request
+    return !(g_stop_requested.load() || reader_.interrupted());
   }
 
   // One frame or packet between the queues while lanes work: frames complete in order, and
@@ -320,6 +408,10 @@ class Pipeline {
           }
           continue;
         }
+        if (item->restart) {  // the state update must not mix the two connections' frames
+          while (!flight.empty()) complete_front(flight);
+          processor_->reset();
+        }
         const int lane = next_lane;
         next_lane = (next_lane + 1) % lanes_;
         // The lane must be free: complete everything up to its previous frame.
@@ -356,6 +448,7 @@ class Pipeline {
     if (lanes_ > 0) return process_loop_laned();
     while (std::optional<WorkItem> item = in_queue_.pop()) {
       if (item->frame) {
+        if (item->restart) processor_->reset();
         PooledFrame* in = item->frame;
         PooledFrame* out = out_pool_->acquire();
         if (!out) {
@@ -431,6 +524,22 @@ class Pipeline {
   // Each counter is written by one thread only and read after the joins.
   std::int64_t frames_in_ = 0;
   std::int64_t frames_dropped_ = 0;
+  // Reconnections (decoder thread).
+  bool restart_pending_ = false;
+  int reconnects_ = 0;
+  double seconds_lost_ = 0.0;
+  std::string input_lost_;
+  struct AbortPipe {  // readable once abort_all() ran: wakes a reconnection back-off
+    int ends[2] = {-1, -1};
+    AbortPipe() {
+      if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) ends[0] = ends[1] = -1;
+    }
+    ~AbortPipe() {
+      for (int fd : ends)
+        if (fd >= 0) close(fd);
+    }
+    int operator[](int i) const { return ends[i]; }
+  } abort_pipe_;
   std::int64_t packets_copied_ = 0;
   double latency_sum_us_ = 0;
   std::int64_t latency_max_us_ = 0;
@@ -458,6 +567,7 @@ class Pipeline {
 void request_stop() {
   g_stoppers.fetch_add(1);
   g_stop_requested.store(true);
+  if (const int fd = g_stop_pipe_write.load(); fd >= 0) (void)!write(fd, "x", 1);
   if (io::MediaReader* reader = g_active_reader.load()) reader->interrupt();
   // The reader's interrupt is only seen between reads: a read() waiting on a silent source
   // must be made to return (EINTR), after which FFmpeg checks the interrupt and gives up.
@@ -475,6 +585,7 @@ RunSummary run_pipeline(const RunOptions& options) { return run_pipeline(options
 
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor) {
   const auto created = std::chrono::steady_clock::now();
+  stop_pipe_read_end();  // created before any stop request can need it
   std::future<std::unique_ptr<FrameProcessor>> pending;
   if (processor) {
     std::promise<std::unique_ptr<FrameProcessor>> given;

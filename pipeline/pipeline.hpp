@@ -37,6 +37,12 @@ struct RunSummary {
   double decode_ms = 0.0;   // demux + decode + the copy into the frame pool
   double process_ms = 0.0;  // the backend (for lanes: enqueue + wait)
   double encode_ms = 0.0;   // encode + mux
+  // Live sources that stalled, failed or ended and were reopened (SPEC 9).
+  int reconnects = 0;
+  double seconds_lost = 0.0;  // wall time from the last picture before each loss to the first after
+  // Set when a live source was lost for good (reconnection attempts used up): the output is
+  // finished and valid, and this one line says why the input ended.
+  std::string input_lost;
 };
 
 // Requests a graceful stop (drain, flush, trailer) of the running pipeline; safe from a signal

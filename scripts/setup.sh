@@ -11,6 +11,9 @@ packages=(build-essential cmake ninja-build pkg-config
           libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
           libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev doctest-dev
           libopencv-dev
+          ffmpeg gir1.2-gst-rtsp-server-1.0 python3-gi  # live-source tests: real servers on loopback
+          libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # the GStreamer element (gst/)
+          gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools  # and its tests
           clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh
 missing=()
 for p in "${packages[@]}"; do

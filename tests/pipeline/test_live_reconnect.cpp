@@ -1,0 +1,429 @@
+// Live sources that stall, drop and come back (SPEC 9), against real servers on loopback: MPEG-TS
+// over TCP and UDP served by the `ffmpeg` program, and RTSP served by gst-rtsp-server
+// (rtsp_server.py). The source is frozen with SIGSTOP past input.timeout, killed, and started
+// again on the same address; the command must report the loss and the reconnection once each,
+// keep one valid output whose timestamps rise and keep the real gap, count it in its summary,
+// and finish the output on SIGINT (status 130). Every wait is bounded and every process started
+// here is killed and reaped by its owner.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/options.hpp"
+#include "support/test_support.hpp"
+#include "test_robustness_support.hpp"
+
+using namespace hazefree;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kTimeout = "1";  // input.timeout of these runs, seconds
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A program started by a test; killed (SIGKILL) and reaped when the owner goes away.
+class Process {
+ public:
+  Process(std::vector<std::string> words, const std::string& out_path, const std::string& err_path) {
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    const int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(in >= 0);
+    REQUIRE(out >= 0);
+    REQUIRE(err >= 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {  // only async-signal-safe calls until exec
+      dup2(in, STDIN_FILENO);
+      dup2(out, STDOUT_FILENO);
+      dup2(err, STDERR_FILENO);
+      execvp(argv[0], argv.data());
+      _exit(127);
+    }
+    close(in);
+    close(out);
+    close(err);
+  }
+  ~Process() { kill_now(); }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // False once it has ended (its status is then kept for wait_exit()).
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  void signal(int number) const { REQUIRE(kill(pid_, number) == 0); }
+  // SIGSTOP: waits until the process is stopped, so that "frozen" holds from here on.
+  void freeze() const {
+    signal(SIGSTOP);
+    int status = 0;
+    REQUIRE(waitpid(pid_, &status, WUNTRACED) == pid_);
+    REQUIRE(WIFSTOPPED(status));
+  }
+  void kill_now() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  // The exit status, or nullopt when it is still running after `seconds` (it is then killed).
+  std::optional<int> wait_exit(double seconds) {
+    if (pid_ <= 0) return exit_status_;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill_now();
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+};
+
+// Polls `condition` every 20 ms for at most `seconds`.
+bool wait_until(double seconds, const std::function<bool()>& condition) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+// A port nobody listens on right now (the kernel's choice).
+int free_port(int type) {
+  const int fd = socket(AF_INET, type, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  socklen_t size = sizeof address;
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Whether a TCP socket listens on the loopback port (read from /proc: connecting would take the
+// one connection an `ffmpeg -listen` server accepts).
+bool tcp_listening(int port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);
+  char wanted[16];
+  std::snprintf(wanted, sizeof wanted, ":%04X", port);
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (state == "0A" && local.size() > 5 && local.compare(local.size() - 5, 5, wanted) == 0) return true;
+  }
+  return false;
+}
+
+bool program_found(const std::string& name) {
+  return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::uintmax_t folder_bytes(const std::string& dir) {
+  std::uintmax_t total = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error)) total += entry.file_size(error);
+  return total;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A server on loopback that the test can freeze, kill and start again on the same address.
+struct Source {
+  std::string kind;  // "tcp", "udp", "rtsp"
+  int port = 0;
+  std::string dir;
+  int starts = 0;
+
+  std::string url() const {
+    if (kind == "rtsp") return "rtsp://127.0.0.1:" + std::to_string(port) + "/live";
+    return kind + "://127.0.0.1:" + std::to_string(port);
+  }
+
+  std::unique_ptr<Process> start() {
+    const std::string tag = dir + "/source-" + std::to_string(++starts);
+    if (kind == "rtsp") {
+      auto server = std::make_unique<Process>(
+          std::vector<std::string>{"/usr/bin/python3", (fs::path(__FILE__).parent_path() / "rtsp_server.py").string(),
+                                   std::to_string(port)},
+          tag + ".out", tag + ".err");
+      INFO("rtsp_server.py: " << slurp(tag + ".err"));
+      REQUIRE(wait_until(15, [&] { return slurp(tag + ".out").find("ready") != std::string::npos; }));
+      return server;
+    }
+    // MPEG-2 video with a keyframe every 5 pictures: a client that comes back decodes at once.
+    const std::string target = kind == "tcp" ? url() + "?listen=1" : url() + "?pkt_size=1316";
+    auto server = std::make_unique<Process>(
+        std::vector<std::string>{"ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi",
+                                 "-i", "testsrc2=size=320x240:rate=25", "-c:v", "mpeg2video", "-g", "5", "-f",
+                                 "mpegts", target},
+        tag + ".out", tag + ".err");
+    if (kind == "tcp") {
+      INFO("ffmpeg: " << slurp(tag + ".err"));
+      REQUIRE(wait_until(15, [&] { return tcp_listening(port); }));
+    }
+    return server;
+  }
+};
+
+Source make_source(const std::string& kind, const std::string& name) {
+  REQUIRE_MESSAGE(program_found("ffmpeg"), "the ffmpeg program is needed (scripts/setup.sh installs it)");
+  if (kind == "rtsp") {
+    const int found = std::system(
+        "/usr/bin/python3 -c \"import gi; gi.require_version('GstRtspServer', '1.0')\" >/dev/null 2>&1");
+    REQUIRE_MESSAGE(found == 0, "gst-rtsp-server for Python is needed: gir1.2-gst-rtsp-server-1.0, python3-gi "
+                                "(scripts/setup.sh installs them)");
+  }
+  Source source;
+  source.kind = kind;
+  source.port = free_port(kind == "udp" ? SOCK_DGRAM : SOCK_STREAM);
+  source.dir = test::temp_dir(name + "-" + std::to_string(getpid()));
+  return source;
+}
+
+struct Run {
+  std::string out_dir, out, err_path;
+  std::unique_ptr<Process> process;
+  std::string err() const { return slurp(err_path); }
+};
+
+Run start_hazefree(const Source& source, const std::vector<std::string>& extra) {
+  Run run;
+  run.out_dir = source.dir + "/out";
+  fs::create_directories(run.out_dir);
+  run.out = run.out_dir + "/live.ts";
+  run.err_path = source.dir + "/hazefree.err";
+  std::vector<std::string> words{HAZEFREE_BINARY, "-b", "cpu", "--threads", "1", "--preset", "ultrafast",
+                                 "--set", std::string("input.timeout=") + kTimeout};
+  words.insert(words.end(), extra.begin(), extra.end());
+  words.push_back(source.url());
+  words.push_back(run.out);
+  run.process = std::make_unique<Process>(words, source.dir + "/hazefree.out", run.err_path);
+  return run;
+}
+
+// Pictures reached the output (the muxer writes in blocks, so some bytes mean some pictures).
+void wait_for_output(const Run& run) {
+  REQUIRE(wait_until(30, [&] { return folder_bytes(run.out_dir) > 0 || !run.process->running(); }));
+  INFO("stderr: " << run.err());
+  REQUIRE(run.process->running());
+}
+
+// Frozen past the timeout, killed, started again on the same address: one loss, one
+// reconnection, one output holding both connections' pictures with the real gap between them.
+void check_reconnection(const std::string& kind) {
+  Source source = make_source(kind, "live-" + kind);
+  std::unique_ptr<Process> server = source.start();
+  Run run = start_hazefree(source, {"--live"});
+  wait_for_output(run);
+
+  const auto frozen_at = Clock::now();
+  server->freeze();
+  INFO("stderr: " << run.err());
+  REQUIRE(wait_until(15, [&] { return run.err().find("reconnecting") != std::string::npos; }));
+  // The stall is the timeout's doing, not an earlier error.
+  CHECK(std::chrono::duration<double>(Clock::now() - frozen_at).count() >= 0.9);
+  server->kill_now();
+  server = source.start();
+  REQUIRE(wait_until(30, [&] { return run.err().find("reconnected") != std::string::npos; }));
+  const std::uintmax_t bytes = folder_bytes(run.out_dir);
+  REQUIRE(wait_until(15, [&] { return folder_bytes(run.out_dir) > bytes; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+  run.process->signal(SIGINT);
+  const std::optional<int> status = run.process->wait_exit(20);
+  server->kill_now();
+  const std::string err = run.err();
+  INFO("stderr: " << err);
+  REQUIRE(status.has_value());
+  CHECK(*status == 130);
+  CHECK(count(err, "; reconnecting") == 1);
+  CHECK(count(err, "reconnected (") == 1);
+  CHECK(err.find(source.url() + ": no data for 1 s (input.timeout); reconnecting") != std::string::npos);
+  std::smatch match;
+  REQUIRE(std::regex_search(err, match, std::regex("([0-9]+) reconnects, ([0-9.]+) seconds lost")));
+  CHECK(std::stoi(match[1]) == 1);
+  const double lost = std::stod(match[2]);
+  CHECK(lost >= 1.0);
+
+  // One valid file, timestamps rising, the gap kept where the source was away.
+  REQUIRE(test::folder_entries(run.out_dir) == std::vector<std::string>{"live.ts"});
+  const test::Probe p = test::probe_media(run.out);
+  CHECK(p.width == 320);
+  REQUIRE(p.pts_us.size() >= 4);
+  std::size_t gap_at = 0;
+  std::int64_t gap_us = 0;
+  for (std::size_t i = 1; i < p.pts_us.size(); ++i) {
+    CHECK(p.pts_us[i] > p.pts_us[i - 1]);
+    if (p.pts_us[i] - p.pts_us[i - 1] > gap_us) {
+      gap_us = p.pts_us[i] - p.pts_us[i - 1];
+      gap_at = i;
+    }
+  }
+  INFO("largest gap " << gap_us / 1e6 << " s before picture " << gap_at << " of " << p.pts_us.size());
+  CHECK(gap_at >= 1);                   // pictures of the first connection
+  CHECK(gap_at + 1 < p.pts_us.size());  // and of the second
+  CHECK(std::abs(gap_us / 1e6 - lost) < 0.2);
+}
+
+}  // namespace
+
+TEST_CASE("live: input.timeout and input.reconnect take SPEC 9's defaults") {
+  auto resolved = [](const std::vector<std::string>& sets, bool live, const std::string& input) {
+    RunOptions options;
+    options.live = live;
+    options.input = input;
+    options.output = "out.mkv";
+    for (const std::string& s : sets) apply_set_argument(options, s);
+    finalize_options(options);
+    return options;
+  };
+  CHECK(resolved({}, true, "tcp://127.0.0.1:5000").input_options.stall_timeout_seconds == 5.0);
+  CHECK(resolved({}, true, "rtsp://camera/stream").input_options.stall_timeout_seconds == 5.0);
+  CHECK(resolved({}, true, "/dev/video0").input_options.stall_timeout_seconds == 5.0);
+  CHECK(resolved({}, true, "-").input_options.stall_timeout_seconds == 0.0);        // a pipe
+  CHECK(resolved({}, true, "clip.mp4").input_options.stall_timeout_seconds == 0.0);  // a file
+  CHECK(resolved({}, false, "tcp://127.0.0.1:5000").input_options.stall_timeout_seconds == 0.0);
+  CHECK(resolved({"input.timeout=2.5"}, false, "clip.mp4").input_options.stall_timeout_seconds == 2.5);
+  CHECK(resolved({"input.timeout=0"}, true, "udp://0:5000").input_options.stall_timeout_seconds == 0.0);
+  CHECK(resolved({}, true, "udp://0:5000").input_reconnect == RunOptions::kAuto);
+  CHECK(resolved({"input.reconnect=unlimited"}, true, "udp://0:5000").input_reconnect == RunOptions::kUnlimited);
+  CHECK(resolved({"input.reconnect=3"}, true, "udp://0:5000").input_reconnect == 3);
+  CHECK_THROWS_AS(resolved({"input.reconnect=3"}, false, "udp://0:5000"), UsageError);
+  CHECK_THROWS_AS(resolved({"input.timeout=-1"}, true, "udp://0:5000"), UsageError);
+  CHECK_THROWS_AS(resolved({"input.reconnect=x"}, true, "udp://0:5000"), UsageError);
+  RunOptions defaults;
+  CHECK(format_config(defaults).find("timeout = \"auto\"") != std::string::npos);
+  CHECK(format_config(defaults).find("reconnect = \"auto\"") != std::string::npos);
+}
+
+TEST_CASE("live: a TCP MPEG-TS source frozen, killed and restarted is reconnected into one output") {
+  check_reconnection("tcp");
+}
+
+TEST_CASE("live: a UDP MPEG-TS source frozen, killed and restarted is reconnected into one output") {
+  check_reconnection("udp");
+}
+
+TEST_CASE("live: an RTSP server frozen, killed and restarted is reconnected into one output") {
+  check_reconnection("rtsp");
+}
+
+TEST_CASE("live: SIGINT while reconnecting finishes the output with status 130") {
+  Source source = make_source("tcp", "live-sigint");
+  std::unique_ptr<Process> server = source.start();
+  Run run = start_hazefree(source, {"--live"});
+  wait_for_output(run);
+  server->kill_now();  // gone for good: the command waits between attempts
+  INFO("stderr: " << run.err());
+  REQUIRE(wait_until(15, [&] { return run.err().find("reconnecting") != std::string::npos; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // inside a back-off
+  const auto stopped_at = Clock::now();
+  run.process->signal(SIGINT);
+  const std::optional<int> status = run.process->wait_exit(10);
+  const std::string err = run.err();
+  INFO("stderr: " << err);
+  REQUIRE(status.has_value());
+  CHECK(*status == 130);
+  CHECK(std::chrono::duration<double>(Clock::now() - stopped_at).count() < 3.0);
+  CHECK(err.find("0 reconnects") != std::string::npos);
+  CHECK(err.find("interrupted") != std::string::npos);
+  REQUIRE(test::folder_entries(run.out_dir) == std::vector<std::string>{"live.ts"});
+  CHECK(test::probe_media(run.out).video_frames > 0);
+}
+
+TEST_CASE("live: when the attempts run out the output is kept and the run fails with one line") {
+  Source source = make_source("tcp", "live-give-up");
+  std::unique_ptr<Process> server = source.start();
+  Run run = start_hazefree(source, {"--live", "--set", "input.reconnect=2"});
+  wait_for_output(run);
+  server->kill_now();
+  const std::optional<int> status = run.process->wait_exit(20);  // 0.5 s + 1 s of back-off
+  const std::string err = run.err();
+  INFO("stderr: " << err);
+  REQUIRE(status.has_value());
+  CHECK(*status == 1);
+  CHECK(count(err, "; reconnecting") == 1);
+  const std::string last_line = err.substr(err.rfind('\n', err.size() - 2) + 1);
+  CHECK(last_line.rfind("hazefree: " + source.url() + ": ", 0) == 0);
+  CHECK(last_line.find("gave up after 2 reconnection attempts") != std::string::npos);
+  REQUIRE(test::folder_entries(run.out_dir) == std::vector<std::string>{"live.ts"});
+  CHECK(test::probe_media(run.out).video_frames > 0);
+}
+
+TEST_CASE("live: without --live a frozen source ends the run within its timeout, naming the source") {
+  Source source = make_source("tcp", "stall-not-live");
+  std::unique_ptr<Process> server = source.start();
+  Run run = start_hazefree(source, {});
+  wait_for_output(run);
+  const auto frozen_at = Clock::now();
+  server->freeze();
+  const std::optional<int> status = run.process->wait_exit(10);
+  const double took = std::chrono::duration<double>(Clock::now() - frozen_at).count();
+  server->kill_now();
+  const std::string err = run.err();
+  INFO("stderr: " << err);
+  REQUIRE(status.has_value());
+  CHECK(*status == 1);
+  CHECK(took >= 0.9);
+  CHECK(took < 4.0);
+  // FFmpeg's own diagnostics may come first; the command's is one line, the last.
+  CHECK(count(err, "hazefree:") == 1);
+  CHECK(err.size() >= 2);
+  const std::string last_line = err.substr(err.rfind('\n', err.size() - 2) + 1);
+  CHECK(last_line == "hazefree: " + source.url() + ": no data for 1 s (input.timeout)\n");
+  CHECK(test::folder_entries(run.out_dir).empty());  // a failed run leaves no output
+}
