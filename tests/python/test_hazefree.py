@@ -329,3 +329,17 @@ def test_stub_names_every_public_name():
     stub = (pathlib.Path(hazefree.__file__).parent / "__init__.pyi").read_text()
     for name in hazefree.__all__:
         assert name in stub, f"{name} is missing from __init__.pyi"
+
+
+def test_dlpack_capsules_are_read_and_consumed():
+    array = np.zeros((5, 7, 3), np.uint8)[:, 1:6]
+    info = hazefree._hazefree.dlpack_view(array.__dlpack__(), "frame")
+    assert info["ptr"] == array.ctypes.data
+    assert info["shape"] == (5, 5, 3) and info["strides"] == (21, 3, 1)
+    assert info["dtype"] == (1, 8, 1) and info["device"] == (1, 0)
+    compact = hazefree._hazefree.dlpack_view(np.zeros((4, 6), np.uint8).__dlpack__(), "frame")
+    assert compact["strides"] == (6, 1)
+    capsule = array.__dlpack__()
+    hazefree._hazefree.dlpack_view(capsule, "frame")
+    raises(TypeError, "frame: __dlpack__() did not return a 'dltensor' capsule",
+           lambda: hazefree._hazefree.dlpack_view(capsule, "frame"))
