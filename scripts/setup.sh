@@ -11,6 +11,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev
           libfmt-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev doctest-dev
           libopencv-dev
+          python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv  # the Python module and its tests
           ffmpeg gir1.2-gst-rtsp-server-1.0 python3-gi  # live-source tests: real servers on loopback
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # the GStreamer element (gst/)
           gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools  # and its tests
@@ -27,6 +28,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The Python module is built for Debian's python3 (numpy, pytest and OpenCV come from apt for
+# it), whichever python3 comes first on PATH.
+python_args=()
+[[ -x /usr/bin/python3 ]] && python_args=(-DPython3_EXECUTABLE=/usr/bin/python3)
 # shellcheck disable=SC2086
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_args[@]}" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$(nproc)"
