@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,18 @@ class SigintStops {
   struct sigaction previous_ {};
 };
 
+// A Processor or FrameReader with the lock that makes concurrent calls from Python threads (the
+// GIL is released while they run) wait for each other instead of racing on the workspaces.
+template <typename T>
+struct Locked {
+  template <typename... Args>
+  explicit Locked(Args&&... args) : object(std::forward<Args>(args)...) {}
+  T object;
+  std::mutex mutex;
+};
+using PyProcessor = Locked<hazefree::Processor>;
+using PyFrameReader = Locked<hazefree::FrameReader>;
+
 bool on_main_thread() {
   py::module_ threading = py::module_::import("threading");
   return threading.attr("current_thread")().is(threading.attr("main_thread")());
@@ -174,15 +187,16 @@ PYBIND11_MODULE(_hazefree, m) {
   m.def("dlpack_view", &dlpack_view, py::arg("capsule"), py::arg("what"),
         "Consumes a DLPack capsule: dict of ptr, shape, strides (elements), dtype, device.");
 
-  py::class_<hazefree::Processor>(m, "Processor")
+  py::class_<PyProcessor>(m, "Processor")
       .def(py::init<const hazefree::Options&>(), py::arg("options"))
-      .def("process_host", [](hazefree::Processor& p, const py::array& in, py::array& out) {
+      .def("process_host", [](PyProcessor& p, const py::array& in, py::array& out) {
         const hazefree::Frame fin = host_frame(in, "frame", false);
         const hazefree::Frame fout = host_frame(out, "out", true);
         py::gil_scoped_release release;
-        p.process(fin, fout);
+        std::lock_guard<std::mutex> lock(p.mutex);
+        p.object.process(fin, fout);
       }, py::arg("frame"), py::arg("out"))
-      .def("process_device", [](hazefree::Processor& p, bool rgb, int width, int height, std::uintptr_t in_ptr,
+      .def("process_device", [](PyProcessor& p, bool rgb, int width, int height, std::uintptr_t in_ptr,
                                 std::int64_t in_row_stride, std::uintptr_t out_ptr, std::int64_t out_row_stride,
                                 std::uintptr_t stream) {
         auto frame = [&](std::uintptr_t ptr, std::int64_t stride) {
@@ -192,24 +206,27 @@ PYBIND11_MODULE(_hazefree, m) {
         };
         const hazefree::Frame fin = frame(in_ptr, in_row_stride), fout = frame(out_ptr, out_row_stride);
         py::gil_scoped_release release;
-        p.process_device(fin, fout, reinterpret_cast<void*>(stream));
+        std::lock_guard<std::mutex> lock(p.mutex);
+        p.object.process_device(fin, fout, reinterpret_cast<void*>(stream));
       }, py::arg("rgb"), py::arg("width"), py::arg("height"), py::arg("in_ptr"), py::arg("in_row_stride"),
          py::arg("out_ptr"), py::arg("out_row_stride"), py::arg("stream"))
-      .def("reset", [](hazefree::Processor& p) {
+      .def("reset", [](PyProcessor& p) {
         py::gil_scoped_release release;
-        p.reset();
+        std::lock_guard<std::mutex> lock(p.mutex);
+        p.object.reset();
       })
-      .def("atmospheric_light", [](const hazefree::Processor& p) {
+      .def("atmospheric_light", [](PyProcessor& p) {
         std::array<float, 3> a{};
         {
           py::gil_scoped_release release;
-          a = p.atmospheric_light();
+          std::lock_guard<std::mutex> lock(p.mutex);
+          a = p.object.atmospheric_light();
         }
         return py::make_tuple(a[0], a[1], a[2]);
       })
-      .def("description", &hazefree::Processor::description)
-      .def("on_gpu", &hazefree::Processor::on_gpu)
-      .def("option", &hazefree::Processor::option, py::arg("key"));
+      .def("description", [](PyProcessor& p) { return p.object.description(); })
+      .def("on_gpu", [](PyProcessor& p) { return p.object.on_gpu(); })
+      .def("option", [](PyProcessor& p, const std::string& key) { return p.object.option(key); }, py::arg("key"));
 
   m.def("run", [](const std::string& input, const std::string& output, const hazefree::Options& options,
                   py::object progress, bool overwrite, bool verbose) {
@@ -262,16 +279,17 @@ PYBIND11_MODULE(_hazefree, m) {
   }, py::arg("input"), py::arg("output"), py::arg("options"), py::arg("progress"), py::arg("overwrite"),
      py::arg("verbose"));
 
-  py::class_<hazefree::FrameReader>(m, "FrameReader")
+  py::class_<PyFrameReader>(m, "FrameReader")
       .def(py::init<const std::string&, const hazefree::Options&>(), py::arg("input"), py::arg("options"))
-      .def_property_readonly("width", &hazefree::FrameReader::width)
-      .def_property_readonly("height", &hazefree::FrameReader::height)
-      .def_property_readonly("frame_rate", &hazefree::FrameReader::frame_rate)
-      .def_property_readonly("frame_count", &hazefree::FrameReader::frame_count)
-      .def("description", [](const hazefree::FrameReader& r) { return r.processor().description(); })
-      .def("next", [](hazefree::FrameReader& r, py::array& out) {
+      .def_property_readonly("width", [](PyFrameReader& r) { return r.object.width(); })
+      .def_property_readonly("height", [](PyFrameReader& r) { return r.object.height(); })
+      .def_property_readonly("frame_rate", [](PyFrameReader& r) { return r.object.frame_rate(); })
+      .def_property_readonly("frame_count", [](PyFrameReader& r) { return r.object.frame_count(); })
+      .def("description", [](PyFrameReader& r) { return r.object.processor().description(); })
+      .def("next", [](PyFrameReader& r, py::array& out) {
         const hazefree::Frame frame = host_frame(out, "out", true);
         py::gil_scoped_release release;
-        return r.next(frame);
+        std::lock_guard<std::mutex> lock(r.mutex);
+        return r.object.next(frame);
       }, py::arg("out"));
 }

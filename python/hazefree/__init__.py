@@ -173,6 +173,18 @@ def _check_device_layout(what, shape, strides):
                          f"use .contiguous() / cupy.ascontiguousarray")
 
 
+def _current_device(frame):
+    """The framework's current CUDA device (where the kernels run), or None when unknown."""
+    module = type(frame).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.cuda.current_device()
+    if module == "cupy":
+        import cupy
+        return cupy.cuda.runtime.getDevice()
+    return None
+
+
 def _empty_like(frame):
     module = type(frame).__module__.split(".")[0]
     if module == "torch":
@@ -250,6 +262,11 @@ class Processor:
                              f"use backend='cuda' or 'auto' on a machine with a GPU, or a host array")
         ptr, shape, strides, _, device_id = view
         _check_device_layout("frame", shape, strides)
+        current = _current_device(frame)
+        if device_id is not None and current is not None and device_id != current:
+            raise ValueError(f"frame: on CUDA device {device_id}, but the current device is {current}; "
+                             f"make it current (torch.cuda.set_device / cupy.cuda.Device) where the Processor "
+                             f"was made")
         if out is None:
             out = _empty_like(frame)
         out_view = _device_view(out, "out", stream)
