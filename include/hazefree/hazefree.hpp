@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -70,6 +72,20 @@ struct ConfigKeyInfo {
   std::string help;           // effect and unit
   std::string range;          // accepted values, e.g. "(0, 1]"
   std::string default_value;  // the default as text, e.g. "0.95" ("dcp" for mode)
+
+  // For bindings that need typed values (the GStreamer element's properties): the kind of value;
+  // for integer and number keys the interval of `range` as numbers (infinite where it has no
+  // bound; an end in "(" or ")" is itself refused); for choice keys the accepted values.
+  enum class Kind : std::uint8_t { integer, number, boolean, choice, text };
+  Kind kind = Kind::text;
+  double minimum = -std::numeric_limits<double>::infinity();
+  double maximum = std::numeric_limits<double>::infinity();
+  bool minimum_excluded = false;
+  bool maximum_excluded = false;
+  std::vector<std::string> choices;
+  // True for the keys a Processor uses; false for those of the file run only (input.*,
+  // output.*, pipeline.*, side_by_side), which a Processor accepts and ignores.
+  bool processor_key = false;
 };
 
 // Every configuration key, in the table's order (mode, color, backend, threads, dcp.*, he.*,
@@ -143,6 +159,9 @@ class Processor {
   // and ignored. Throws OptionError for an unknown key or a bad value, GpuUnavailableError for
   // backend=cuda without a usable GPU.
   explicit Processor(const Options& options = {});
+  // The same from a braced list: Processor({{"mode", "he"}}) (one pair would otherwise also
+  // match the move constructor).
+  explicit Processor(std::initializer_list<Options::value_type> options) : Processor(Options(options)) {}
   ~Processor();
   Processor(Processor&&) noexcept;
   Processor& operator=(Processor&&) noexcept;
