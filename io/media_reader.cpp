@@ -90,6 +90,7 @@ struct MediaReader::Impl {
   Packet handed_out;                  // the last packet read() announced, for take_packet()
   std::deque<Packet> early_packets;   // other streams' packets read before the first picture
   bool first_frame_pending = false;
+  bool other_streams_only_now = false;  // options.other_streams_only, once the video is described
 
   FramePtr decoded{av_frame_alloc()};
   FramePtr converted;  // allocated on the first frame that needs libswscale
@@ -249,10 +250,14 @@ void MediaReader::Impl::open() {
         !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
       ++video_streams;
     }
-    if (static_cast<int>(i) != video_index) {
+    if (static_cast<int>(i) != video_index && !options.chunk.active) {
       copied_streams.push_back(static_cast<int>(i));
       is_copied[i] = true;
     }
+  }
+  if (options.chunk.active && options.chunk.seek) {
+    const int result = av_seek_frame(demuxer.get(), video_index, options.chunk.seek_dts, AVSEEK_FLAG_BACKWARD);
+    if (result < 0) throw_io(name, "cannot seek to the chunk's keyframe (dts " + std::to_string(options.chunk.seek_dts) + ")", result);
   }
   if (video_streams > 1) {
     warn(name, std::to_string(video_streams) + " video streams: processing stream #" +
@@ -521,9 +526,22 @@ void MediaReader::Impl::describe(const AVFrame& first) {
 MediaReader::Item MediaReader::Impl::advance() {
   for (;;) {
     if (interrupted.load(std::memory_order_relaxed) || decoder_done) return Item::end;
-    int result = avcodec_receive_frame(decoder.get(), decoded.get());
+    int result = other_streams_only_now ? AVERROR(EAGAIN) : avcodec_receive_frame(decoder.get(), decoded.get());
     if (result == 0) {
       consecutive_errors = 0;
+      if (options.chunk.active) {
+        // Pictures come out in presentation order: before the chunk, dropped; past it, the end.
+        const std::int64_t pts = decoded->best_effort_timestamp;
+        if (pts != AV_NOPTS_VALUE && pts < options.chunk.first_pts) {
+          av_frame_unref(decoded.get());
+          continue;
+        }
+        if (pts != AV_NOPTS_VALUE && pts >= options.chunk.end_pts) {
+          av_frame_unref(decoded.get());
+          decoder_done = true;
+          return Item::end;
+        }
+      }
       return Item::video_frame;
     }
     if (result == AVERROR_EOF) {
@@ -553,6 +571,10 @@ MediaReader::Item MediaReader::Impl::advance() {
       continue;
     }
     const int stream_index = packet->stream_index;
+    if (stream_index == video_index && other_streams_only_now) {
+      av_packet_unref(packet.get());
+      continue;
+    }
     if (stream_index == video_index) {
       result = avcodec_send_packet(decoder.get(), packet.get());
       av_packet_unref(packet.get());
@@ -734,8 +756,9 @@ MediaReader::Item MediaReader::read() {
   }
   if (impl.first_frame_pending) {
     impl.first_frame_pending = false;
-    return Item::video_frame;
+    if (!impl.options.other_streams_only) return Item::video_frame;
   }
+  impl.other_streams_only_now = impl.options.other_streams_only;
   const Item item = impl.advance();
   if (item == Item::video_frame) impl.deliver(*impl.decoded);
   if (item == Item::packet && impl.connection > 0) impl.move_to_output_time(*impl.handed_out);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -54,6 +55,20 @@ struct InputOptions {
   // No packet for this long (opening included) is a stall: the blocked read is woken by FFmpeg's
   // interrupt callback and read()/reopen() throw StallError. 0 = wait for ever.
   double stall_timeout_seconds = 0.0;
+  // A chunk of a job (SPEC 8): demuxing starts at the keyframe at or before `seek_dts` (video time
+  // base; no seek when `seek` is false), pictures whose pts lies outside [first_pts, end_pts) are
+  // decoded but not delivered, and the other streams are left out (the join copies them once).
+  struct Chunk {
+    bool active = false;
+    bool seek = false;
+    std::int64_t seek_dts = 0;
+    std::int64_t first_pts = INT64_MIN;
+    std::int64_t end_pts = INT64_MAX;
+  };
+  Chunk chunk;
+  // Only the other streams' packets come out of read(): the video is described from its first
+  // picture, then its packets are dropped undecoded (a job's join takes its video elsewhere).
+  bool other_streams_only = false;
 };
 
 // A network URL (rtsp://, tcp://, udp://, srt://...) or a camera (v4l2 and the other capture

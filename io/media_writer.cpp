@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/av_error.hpp"
+#include "io/packet_reader.hpp"
 
 extern "C" {
 #include <libavutil/display.h>
@@ -121,7 +122,8 @@ struct MediaWriter::Impl {
   const AVOutputFormat* choose_muxer();
   void choose_encoder(const AVOutputFormat& muxer_format);
   void open_encoder(const MediaReader& source);
-  void add_video_stream(const MediaReader& source);
+  void add_video_stream(const MediaReader& source, const AVCodecParameters* copied = nullptr,
+                        AVRational copied_time_base = AVRational{0, 1});
   void add_copied_streams(const MediaReader& source);
   void open_output();
   void send(AVFrame* frame);
@@ -300,14 +302,25 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   }
 }
 
-void MediaWriter::Impl::add_video_stream(const MediaReader& source) {
+void MediaWriter::Impl::add_video_stream(const MediaReader& source, const AVCodecParameters* copied,
+                                         AVRational copied_time_base) {
   video_out = avformat_new_stream(muxer.get(), nullptr);
   if (!video_out) throw_io(name, "out of memory");
-  const int result = avcodec_parameters_from_context(video_out->codecpar, encoder.get());
-  if (result < 0) throw_io(name, "cannot set the video stream parameters", result);
-  video_out->time_base = encoder->time_base;  // a hint; the muxer may choose another
-  video_out->avg_frame_rate = encoder->framerate;
-  video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
+  if (copied) {
+    const int result = avcodec_parameters_copy(video_out->codecpar, copied);
+    if (result < 0) throw_io(name, "cannot copy the video stream parameters", result);
+    video_out->codecpar->codec_tag = 0;  // the muxer's own tag for the codec
+    video_out->time_base = copied_time_base;
+    const Rational rate = source.video().frame_rate;
+    if (rate.num > 0) video_out->avg_frame_rate = AVRational{rate.num, rate.den};
+    video_out->sample_aspect_ratio = copied->sample_aspect_ratio;
+  } else {
+    const int result = avcodec_parameters_from_context(video_out->codecpar, encoder.get());
+    if (result < 0) throw_io(name, "cannot set the video stream parameters", result);
+    video_out->time_base = encoder->time_base;  // a hint; the muxer may choose another
+    video_out->avg_frame_rate = encoder->framerate;
+    video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
+  }
 
   const AVFormatContext* input = source.format_context();
   const AVStream* video_in = input->streams[source.video_stream_index()];
@@ -468,6 +481,28 @@ MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source
   impl.open_output();
 }
 
+MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source, const PacketReader& encoded)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& impl = *impl_;
+  impl.options = options;
+  impl.name = options.url;
+  if (!impl.encoded) throw_io(impl.name, "out of memory");
+  impl.check_paths(source);
+  const AVOutputFormat* muxer_format = impl.choose_muxer();
+  AVFormatContext* context = nullptr;
+  const int result = avformat_alloc_output_context2(&context, muxer_format, nullptr, impl.write_url.c_str());
+  if (result < 0 || !context) throw_io(impl.name, "cannot set up the output", result);
+  impl.muxer.reset(context);
+  const AVCodecParameters* parameters = encoded.codec_parameters();
+  if (avformat_query_codec(muxer_format, parameters->codec_id, FF_COMPLIANCE_NORMAL) == 0)
+    throw_io(impl.name, std::string("the ") + muxer_format->name + " format cannot hold " +
+                            avcodec_get_name(parameters->codec_id) + " video");
+  const Rational tb = encoded.time_base();
+  impl.add_video_stream(source, parameters, AVRational{tb.num, tb.den});
+  impl.add_copied_streams(source);
+  impl.open_output();
+}
+
 MediaWriter::~MediaWriter() {
   if (!impl_ || impl_->finished) return;
   // Unfinished: close everything first, then remove what would look like a complete file.
@@ -561,6 +596,19 @@ void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int
   ++impl.frames_written;
 }
 
+void MediaWriter::write_video_packet(Packet packet, Rational time_base) {
+  Impl& impl = *impl_;
+  if (!packet) return;
+  if (impl.finished) throw_io(impl.name, "write_video_packet() after finish()");
+  if (impl.encoder) throw_io(impl.name, "write_video_packet() on an output that encodes its video");
+  av_packet_rescale_ts(packet.get(), AVRational{time_base.num, time_base.den}, impl.video_out->time_base);
+  packet->stream_index = impl.video_out->index;
+  packet->pos = -1;
+  const int result = av_interleaved_write_frame(impl.muxer.get(), packet.get());
+  if (result < 0) throw_io(impl.name, "cannot write a video packet", result);
+  ++impl.frames_written;
+}
+
 void MediaWriter::write_packet(Packet packet) {
   Impl& impl = *impl_;
   if (!packet) return;
@@ -583,7 +631,7 @@ void MediaWriter::write_packet(Packet packet) {
 void MediaWriter::finish() {
   Impl& impl = *impl_;
   if (impl.finished) return;
-  impl.send(nullptr);
+  if (impl.encoder) impl.send(nullptr);
   int result = av_write_trailer(impl.muxer.get());
   if (result < 0) throw_io(impl.name, "cannot write the trailer", result);
   AVFormatContext* context = impl.muxer.get();

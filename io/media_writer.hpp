@@ -15,6 +15,8 @@
 
 namespace hazefree::io {
 
+class PacketReader;
+
 struct OutputOptions {
   std::string url;            // path, URL or "-" for stdout
   std::string format;         // forced container; empty = from the name ("-" -> yuv4mpegpipe)
@@ -33,6 +35,10 @@ class MediaWriter {
   // Throws IoError (existing output without overwrite, output equal to input, unknown encoder...).
   MediaWriter(const OutputOptions& options, const MediaReader& source, int width, int height,
               PixelFormat format);
+  // Stream copy of encoded video (a job's join): the video stream takes the parameters of
+  // `encoded`'s video stream and write_video_packet() its packets; everything else as above
+  // (metadata and the other streams from `source`, the temporary name).
+  MediaWriter(const OutputOptions& options, const MediaReader& source, const PacketReader& encoded);
   ~MediaWriter();  // without finish(): removes the partial output
   MediaWriter(const MediaWriter&) = delete;
   MediaWriter& operator=(const MediaWriter&) = delete;
@@ -45,6 +51,8 @@ class MediaWriter {
   // planes must lie in one allocation that stays valid until then.
   void write_frame(const ImageView& frame, std::int64_t pts, std::int64_t duration,
                    std::function<void()> release);
+  // One packet of the copied video (the stream-copy constructor), timestamps in `time_base`.
+  void write_video_packet(Packet packet, Rational time_base);
   // Copies one packet of a source stream (from MediaReader::take_packet()).
   void write_packet(Packet packet);
   // Flushes the encoder, writes the trailer, moves the temporary file into place.

@@ -31,18 +31,30 @@ inline int atmosphere_top_count(int blocks, float fraction) {
   return n < 1 ? 1 : (n > blocks ? blocks : n);
 }
 
-// Step 4: one channel of the inter-frame constraint (not at a cut), float, this order.
-inline float constrain_step(float previous, float estimate, float smoothing, float max_step) {
-  float step = smoothing * (estimate - previous);
-  step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
-  return previous + step;
-}
-
-// Step 4: the cut test, mean_c |A^_n - A_{n-1}| > a_scene_cut, the sum in channel order.
-inline bool is_scene_cut(const float previous[3], const float estimate[3], float threshold) {
-  const float d = (std::fabs(estimate[0] - previous[0]) + std::fabs(estimate[1] - previous[1]) +
-                   std::fabs(estimate[2] - previous[2])) / 3.0f;
-  return d > threshold;
+// Step 4, the one step that carries state from frame to frame: A_n from A_{n-1} (when
+// `has_previous`) and the estimate A^_n, in place in `value`. A cut (mean_c |A^_n - A_{n-1}| >
+// scene_cut, the sum in channel order) or the first frame takes A^_n as it is; otherwise each
+// channel moves by smoothing * (A^_n - A_{n-1}) clamped to +-max_step. Float, this order. Every
+// user of the state calls this one function: the CPU tracker, the CUDA update kernel and the
+// jobs' scan of recorded estimates (SPEC 8), so they cannot drift apart. Returns true at a cut.
+HAZEFREE_HD inline bool next_atmospheric_light(bool has_previous, float value[3], const float estimate[3],
+                                               float smoothing, float max_step, float scene_cut) {
+  bool cut = !has_previous;
+  if (!cut) {
+    const float d = (fabsf(estimate[0] - value[0]) + fabsf(estimate[1] - value[1]) +
+                     fabsf(estimate[2] - value[2])) / 3.0f;
+    cut = d > scene_cut;
+  }
+  for (int c = 0; c < 3; ++c) {
+    if (cut) {
+      value[c] = estimate[c];
+    } else {
+      float step = smoothing * (estimate[c] - value[c]);
+      step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
+      value[c] = value[c] + step;
+    }
+  }
+  return cut;
 }
 
 // Step 5: raw transmission from the filtered min_c(I_c / A_c) (IEEE division, not a reciprocal).

@@ -25,6 +25,11 @@ class Dehazer {
   std::array<float, 3> atmospheric_light() const;
   // The raw estimate A^_n of the last frame, before the inter-frame constraint.
   std::array<float, 3> atmospheric_estimate() const;
+  // The estimate A^ of `in` (steps 1 to 3 only), the state untouched.
+  std::array<float, 3> estimate(const ImageView& in);
+  // The tracker's state (has a value, A_n) and, for jobs, a given one for the next frame.
+  bool has_atmospheric_light() const;
+  void set_atmospheric_light(bool has_value, const std::array<float, 3>& value);
   // Steady-clock times of the stages of the last frame.
   std::vector<StageTime> stage_times() const;
 

@@ -82,6 +82,11 @@ class AtmosphereTracker {
   bool has_value() const { return has_value_; }
   bool last_was_cut() const { return last_cut_; }  // true also for the first frame
   std::array<float, 3> value() const { return value_; }
+  // Starts the next frame from A = `value` (has_value: as if frames came before), for jobs.
+  void set(bool has_value, const std::array<float, 3>& value) {
+    has_value_ = has_value;
+    value_ = value;
+  }
 
  private:
   float smoothing_, max_step_, scene_cut_;

@@ -5,6 +5,7 @@
 
 #include "kernels/image.hpp"
 #include "kernels/params.hpp"
+#include "kernels/temporal_state.hpp"
 
 namespace hazefree::cpu {
 
@@ -16,6 +17,11 @@ class HistogramEqualizer {
   HistogramEqualizer& operator=(HistogramEqualizer&&) noexcept;
   void process(const ImageView& in, ImageView& out);
   void reset();  // forget the he_temporal history
+  // The histograms of the last processed frame (he_temporal < 1 only; kernels/temporal_state.hpp).
+  FrameEstimate last_histograms() const;
+  // The he_temporal history, and for jobs a given one for the next frame.
+  TemporalState history() const;
+  void set_history(const TemporalState& state);
 
  private:
   struct Impl;

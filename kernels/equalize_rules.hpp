@@ -129,6 +129,12 @@ HAZEFREE_HD inline void he_lut_4096_from_float(const float* hist, std::uint16_t*
 HAZEFREE_HD inline float he_temporal_update(float a, std::uint32_t h, float previous) {
   return ::fmaf(a, static_cast<float>(h), (1.f - a) * previous);
 }
+// One bin's step of the smoothed histogram: H_n from h_n and, when there is one, H_{n-1}. The
+// one function every user of the state calls: both backends per frame and the jobs' scan of
+// recorded histograms (SPEC 8).
+HAZEFREE_HD inline float he_history_step(bool has_previous, float a, std::uint32_t h, float previous) {
+  return has_previous ? he_temporal_update(a, h, previous) : static_cast<float>(h);
+}
 
 // ---- sliding-window AHE / CLAHE --------------------------------------------------------------
 

@@ -12,6 +12,7 @@
 
 #include "kernels/image.hpp"
 #include "kernels/params.hpp"
+#include "kernels/temporal_state.hpp"
 
 namespace hazefree {
 
@@ -48,6 +49,16 @@ class FrameProcessor {
   }
   // Blocks until the lane's last enqueued frame is complete; rethrows its errors.
   virtual void wait(int lane) { (void)lane; }
+
+  // ---- temporal state (jobs: a stream started part-way through, SPEC 8) ----
+  // The state the next frame starts from (what the last processed frame left; complete lanes
+  // first). Throws std::logic_error where the backend cannot give it.
+  virtual TemporalState temporal_state() const;
+  // The next frame starts from `state`, as if the frames before it had been processed.
+  virtual void set_temporal_state(const TemporalState& state);
+  // `in`'s contribution to the state (kernels/temporal_state.hpp), without processing the frame
+  // or changing the state.
+  virtual FrameEstimate estimate(const ImageView& in);
 };
 
 // Page-locked host memory for frame buffers (cudaMallocHost), so that the CUDA backend's copies
@@ -64,6 +75,8 @@ std::unique_ptr<FrameProcessor> make_cpu_processor(const ProcessingConfig& confi
 
 // True when this build has the CUDA backend and a usable GPU is present.
 bool cuda_available(std::string* why_not = nullptr);
+// CUDA GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without CUDA.
+int cuda_device_count();
 
 // The CUDA backend; throws std::runtime_error when unavailable.
 std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig& config);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/logging.hpp"
+#include "jobs/job_command.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -68,6 +69,7 @@ int run_main(int argc, char** argv) {
                                      : options.verbose ? hazefree::io::LogLevel::verbose
                                                        : hazefree::io::LogLevel::normal);
   try {
+    if (options.job.active()) return hazefree::jobs::run_local_job(options);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {
       const double fps = s.seconds > 0 ? s.frames_out / s.seconds : 0.0;
@@ -107,5 +109,9 @@ int run_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "bench") == 0) return hazefree::bench_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "job") == 0) {
+    install_signal_handlers();
+    return hazefree::jobs::job_main(argc - 1, argv + 1);
+  }
   return run_main(argc, argv);
 }

@@ -69,6 +69,7 @@ ConfigKey number_key(std::string name, std::string help, std::string range, Acce
     access(o) = value;
   };
   key.get = [access](const RunOptions& o) { return fmt::format("{}", access(o)); };
+  key.kind = std::is_integral_v<T> ? ConfigKind::integer : ConfigKind::number;
   return key;
 }
 
@@ -91,6 +92,7 @@ ConfigKey bool_key(std::string name, std::string help, Access access) {
   key.range = "true, false";
   key.set = [name, access](RunOptions& o, const std::string& v) { access(o) = parse_bool(name, v); };
   key.get = [access](const RunOptions& o) { return access(o) ? std::string("true") : std::string("false"); };
+  key.kind = ConfigKind::boolean;
   return key;
 }
 
@@ -106,6 +108,7 @@ ConfigKey enum_key(std::string name, std::string help, std::string range, Parse 
     access(o) = *value;
   };
   key.get = [access](const RunOptions& o) { return quote(to_string(access(o))); };
+  key.kind = ConfigKind::choice;
   return key;
 }
 
@@ -318,6 +321,16 @@ void apply_config_file(RunOptions& options, const std::string& path) {
   apply_table(options, table, "", path);
 }
 
+void apply_config_text(RunOptions& options, const std::string& text, const std::string& source) {
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("{}: {}", source, e.description()));
+  }
+  apply_table(options, table, "", source);
+}
+
 std::string format_config(const RunOptions& options) {
   std::string out = "# hazefree effective configuration\n";
   std::string section;
@@ -365,9 +378,11 @@ void finalize_options(RunOptions& options) {
   }
 }
 
-bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message) {
-  CLI::App app{"hazefree: real-time video dehazing (dark channel prior) and contrast equalization (HE, AHE/CLAHE)",
-               "hazefree"};
+bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
+                        std::vector<std::string>* positionals, const std::string& usage) {
+  CLI::App app{usage.empty() ? "hazefree: real-time video dehazing (dark channel prior) and contrast equalization (HE, AHE/CLAHE)"
+                             : usage,
+               positionals ? "hazefree job plan" : "hazefree"};
   app.footer(
       "Run `hazefree bench --help` for the benchmark. Configuration keys: --print-config.\n"
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
@@ -380,8 +395,29 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
        side_by_side = false;
   std::vector<std::string> sets;
 
-  app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image");
-  app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image");
+  std::vector<std::string> files;
+  if (positionals) {
+    app.add_option("DIR INPUT OUTPUT", files, "the job's directory, then INPUT OUTPUT pairs");
+  } else {
+    app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image");
+    app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image");
+  }
+  // Jobs (SPEC 8): the input in chunks, run by workers on this machine (one per GPU).
+  JobOptions& job = options.job;
+  app.add_option("--chunks", job.chunks, "split the input into about N chunks at keyframes, run in parallel with "
+                                         "frames identical to one run (see `hazefree job --help`)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--chunk-seconds", job.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
+  app.add_option("--chunk-starts", job.chunk_starts, "or chunks starting exactly at these frames (keyframes), e.g. 0,240,480");
+  if (!positionals) {
+    app.add_option("--gpus", job.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
+    app.add_option("--workers-per-gpu", job.workers_per_gpu, "with --chunks: workers on each GPU (default 1)")
+        ->check(CLI::Range(1, 64));
+    app.add_option("--workers", job.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
+        ->check(CLI::Range(1, 1024));
+    app.add_option("--job-dir", job.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
+                                         "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
+  }
   app.add_option("-m,--mode", mode, "dcp | he | ahe (default dcp)");
   app.add_option("--color", color, "luma | rgb | grey | rgb-bits (he/ahe; default luma)");
   app.add_option("--window", window, "AHE window side, odd, >= 3 (default 63)");
@@ -432,8 +468,12 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   if (live) options.live = true;
   if (side_by_side) options.side_by_side = true;
   for (const std::string& s : sets) apply_set_argument(options, s);
-  options.input = input;
-  options.output = output;
+  if (positionals) {
+    *positionals = files;
+  } else {
+    options.input = input;
+    options.output = output;
+  }
   options.output_options.overwrite = overwrite;
   options.quiet = quiet;
   options.verbose = verbose;
@@ -443,8 +483,16 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     exit_message = format_config(options);
     return false;
   }
-  if (input.empty() || output.empty())
+  if (positionals) {
+    if (files.size() < 3 || files.size() % 2 != 1)
+      throw UsageError("job plan: give DIR, then INPUT OUTPUT pairs (see --help)");
+  } else if (input.empty() || output.empty()) {
     throw UsageError("INPUT and OUTPUT are required (see --help)");
+  }
+  const int cut_ways = (job.chunks > 0) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
+  if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
+  if (!positionals && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
+    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
   return true;
 }
 

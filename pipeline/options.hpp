@@ -21,6 +21,18 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run in chunks on this machine (SPEC 8; command-line options, not configuration keys).
+struct JobOptions {
+  int chunks = 0;                // about this many chunks (0: not a job)
+  double chunk_seconds = 0.0;    // or chunks of about this length
+  std::string chunk_starts;      // or chunks starting at these frames, "0,240,480"
+  std::string gpus;              // "all" (empty: all) or "0,1,..."
+  int workers_per_gpu = 1;
+  int workers = 0;               // without GPUs: workers sharing the cores (0: 2)
+  std::string dir;               // the job directory (empty: hidden, next to the output)
+  bool active() const { return chunks > 0 || chunk_seconds > 0 || !chunk_starts.empty(); }
+};
+
 struct RunOptions {
   std::string input;
   std::string output;
@@ -35,6 +47,7 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
+  JobOptions job;
   // SPEC 9. input.timeout: seconds without a packet that count as a stall, kAutoTimeout = 5 with
   // --live for network and camera sources, else 0 (none); resolved into input_options by
   // finalize_options(). input.reconnect: reopening attempts after a loss (live only), kAuto =
@@ -52,10 +65,14 @@ struct RunOptions {
 };
 
 // One configuration key.
+// The type of a key's value, for bindings that need typed values (GStreamer properties).
+enum class ConfigKind { integer, number, boolean, choice, text };
+
 struct ConfigKey {
   std::string name;   // "dcp.omega"
   std::string help;   // effect and unit
-  std::string range;  // accepted values, e.g. "(0, 1]"
+  std::string range;  // accepted values, e.g. "(0, 1]"; for a choice, the values separated by ", "
+  ConfigKind kind = ConfigKind::text;
   std::function<void(RunOptions&, const std::string&)> set;  // parses, throws UsageError
   std::function<std::string(const RunOptions&)> get;         // as written in TOML
 };
@@ -68,6 +85,8 @@ void set_config_value(RunOptions& options, const std::string& key, const std::st
 void apply_set_argument(RunOptions& options, const std::string& assignment);
 // Applies a TOML file; throws UsageError naming the file, and the key or the parse position.
 void apply_config_file(RunOptions& options, const std::string& path);
+// The same from TOML text; `source` names it in messages.
+void apply_config_text(RunOptions& options, const std::string& text, const std::string& source);
 // The effective configuration as TOML (what --print-config prints).
 std::string format_config(const RunOptions& options);
 // Cross-key checks after everything is applied (ranges of the processing parameters...).
@@ -76,6 +95,9 @@ void finalize_options(RunOptions& options);
 // Parses the main command line (not `bench`). Returns false when the program should exit
 // successfully right away (--help, --version, --print-config); `exit_message` holds its output.
 // Throws UsageError on bad usage.
-bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message);
+// With `positionals`, the command line of `job plan` instead: DIR and INPUT OUTPUT pairs go there
+// and `usage` heads the help.
+bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
+                        std::vector<std::string>* positionals = nullptr, const std::string& usage = "");
 
 }  // namespace hazefree

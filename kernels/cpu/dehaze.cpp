@@ -133,14 +133,9 @@ AtmosphereTracker::AtmosphereTracker(const DcpParams& params)
     : smoothing_(params.a_smoothing), max_step_(params.a_max_step), scene_cut_(params.a_scene_cut) {}
 
 std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estimate) {
-  if (!has_value_ || dcp::is_scene_cut(value_.data(), estimate.data(), scene_cut_)) {
-    value_ = estimate;
-    has_value_ = true;
-    last_cut_ = true;
-    return value_;
-  }
-  last_cut_ = false;
-  for (int c = 0; c < 3; ++c) value_[c] = dcp::constrain_step(value_[c], estimate[c], smoothing_, max_step_);
+  last_cut_ = dcp::next_atmospheric_light(has_value_, value_.data(), estimate.data(), smoothing_, max_step_,
+                                          scene_cut_);
+  has_value_ = true;
   return value_;
 }
 
@@ -228,6 +223,26 @@ void Dehazer::process(const ImageView& in, ImageView& out) {
   target.range = in.range;
   rgb_f32_to_frame(rgb, target, nt);
   stage("from_rgb");
+}
+
+std::array<float, 3> Dehazer::estimate(const ImageView& in) {
+  if (in.width <= 0 || in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
+  Impl& m = *impl_;
+  const int nt = m.threads;
+  m.ensure(in.width, in.height);
+  const PlaneF r = m.plane(0), g = m.plane(1), b = m.plane(2);
+  const PlaneF grey = m.plane(3), work = m.plane(4), dark = m.plane(5);
+  const RgbPlanesF rgb{r.data, g.data, b.data, m.stride};
+  frame_to_rgb_f32(in, rgb, nt);
+  grey_and_channel_min(rgb, grey, work, nt);
+  m.min_filter.apply(work, dark, m.params.patch_radius, nt);
+  return m.estimator.estimate(dark, grey, rgb, m.params.a_top_fraction, nt);
+}
+
+bool Dehazer::has_atmospheric_light() const { return impl_->tracker.has_value(); }
+
+void Dehazer::set_atmospheric_light(bool has_value, const std::array<float, 3>& value) {
+  impl_->tracker.set(has_value, value);
 }
 
 void Dehazer::reset() { impl_->tracker.reset(); }

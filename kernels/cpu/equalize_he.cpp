@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/equalize_common.hpp"
@@ -69,6 +71,7 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
   bool has_bits_history = false;
   std::vector<float> bits_history;
   int history_width = 0, history_height = 0;
+  FrameEstimate last;  // the last frame's histograms (he_temporal only), for jobs' analysis
 
   rules::HistogramRect rect{0, 0, 0, 0};
   std::vector<std::uint32_t> bits_hist;
@@ -93,9 +96,9 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
     if (temporal()) {
       std::array<float, rules::kBins>& h = history[channel];
       for (int i = 0; i < rules::kBins; ++i)
-        h[i] = has_history[channel] ? rules::he_temporal_update(params.temporal, hist[i], h[i])
-                                    : static_cast<float>(hist[i]);
+        h[i] = rules::he_history_step(has_history[channel], params.temporal, hist[i], h[i]);
       has_history[channel] = true;
+      last.channel_histograms[channel].assign(hist, hist + rules::kBins);
       rules::he_lut_256_from_float(h.data(), lut);
     } else {
       rules::he_lut_256(hist, lut);
@@ -130,10 +133,9 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
     if (temporal()) {
       bits_history.resize(rules::kBitsBins);
       for (int i = 0; i < rules::kBitsBins; ++i)
-        bits_history[i] = has_bits_history
-                              ? rules::he_temporal_update(params.temporal, bits_hist[i], bits_history[i])
-                              : static_cast<float>(bits_hist[i]);
+        bits_history[i] = rules::he_history_step(has_bits_history, params.temporal, bits_hist[i], bits_history[i]);
       has_bits_history = true;
+      last.bits_histogram.assign(bits_hist.begin(), bits_hist.end());
       rules::he_lut_4096_from_float(bits_history.data(), bits_lut.data());
     } else {
       rules::he_lut_4096(bits_hist.data(), bits_lut.data());
@@ -154,13 +156,16 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
   }
 
   void process(const ImageView& in, ImageView& out) {
-    // A new frame size is a new stream configuration: the smoothed histogram no longer applies.
+    // A new frame size is a new stream configuration: the smoothed histogram no longer applies
+    // (a history given before the first frame, by set_history(), does).
+    if (history_width != 0 && (in.width != history_width || in.height != history_height)) reset();
     if (in.width != history_width || in.height != history_height) {
-      reset();
       history_width = in.width;
       history_height = in.height;
     }
     rect = rules::histogram_rect(params.roi, in.width, in.height);
+    for (auto& h : last.channel_histograms) h.clear();
+    last.bits_histogram.clear();
     if (color == ColorMode::rgb_bits) bits(in, out);
     else router.run(in, out, color, *this);
   }
@@ -174,5 +179,32 @@ HistogramEqualizer& HistogramEqualizer::operator=(HistogramEqualizer&&) noexcept
 
 void HistogramEqualizer::process(const ImageView& in, ImageView& out) { impl_->process(in, out); }
 void HistogramEqualizer::reset() { impl_->reset(); }
+
+FrameEstimate HistogramEqualizer::last_histograms() const { return impl_->last; }
+
+TemporalState HistogramEqualizer::history() const {
+  const Impl& m = *impl_;
+  TemporalState state;
+  for (int c = 0; c < 3; ++c)
+    if (m.has_history[c]) state.channel_history[c].assign(m.history[c].begin(), m.history[c].end());
+  if (m.has_bits_history) state.bits_history = m.bits_history;
+  return state;
+}
+
+void HistogramEqualizer::set_history(const TemporalState& state) {
+  Impl& m = *impl_;
+  for (int c = 0; c < 3; ++c) {
+    const std::vector<float>& h = state.channel_history[c];
+    if (!h.empty() && h.size() != rules::kBins)
+      throw std::invalid_argument("he: a channel history of " + std::to_string(h.size()) + " bins (256 expected)");
+    m.has_history[c] = !h.empty();
+    if (!h.empty()) std::copy(h.begin(), h.end(), m.history[c].begin());
+  }
+  const std::vector<float>& b = state.bits_history;
+  if (!b.empty() && b.size() != static_cast<std::size_t>(rules::kBitsBins))
+    throw std::invalid_argument("he: a BITS history of " + std::to_string(b.size()) + " bins (4096 expected)");
+  m.has_bits_history = !b.empty();
+  m.bits_history = b;
+}
 
 }  // namespace hazefree::cpu

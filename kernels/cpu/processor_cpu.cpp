@@ -51,12 +51,50 @@ class CpuProcessor final : public FrameProcessor {
     return dehazer_ ? dehazer_->stage_times() : std::vector<StageTime>{};
   }
 
+  TemporalState temporal_state() const override {
+    TemporalState state;
+    if (dehazer_) {
+      state.has_light = dehazer_->has_atmospheric_light();
+      if (state.has_light) state.light = dehazer_->atmospheric_light();
+    } else if (he_) {
+      state = he_->history();
+    }
+    return state;
+  }
+
+  void set_temporal_state(const TemporalState& state) override {
+    if (dehazer_) dehazer_->set_atmospheric_light(state.has_light, state.light);
+    else if (he_) he_->set_history(state);
+  }
+
+  // DCP: steps 1 to 3 only. HE: the frame is equalized into a scratch image for its histograms
+  // (the cheap part of HE is the histogram itself); the history is put back as it was.
+  FrameEstimate estimate(const ImageView& in) override {
+    FrameEstimate e;
+    if (dehazer_) {
+      e.light = dehazer_->estimate(in);
+    } else if (he_) {
+      if (scratch_.view().format != in.format || scratch_.view().width != in.width ||
+          scratch_.view().height != in.height)
+        scratch_ = Image(in.format, in.width, in.height);
+      const TemporalState before = he_->history();
+      ImageView out = scratch_.view();
+      out.matrix = in.matrix;
+      out.range = in.range;
+      he_->process(in, out);
+      e = he_->last_histograms();
+      he_->set_history(before);
+    }
+    return e;
+  }
+
  private:
   ProcessingConfig config_;
   int threads_;
   std::unique_ptr<cpu::Dehazer> dehazer_;
   std::unique_ptr<cpu::HistogramEqualizer> he_;
   std::unique_ptr<cpu::AdaptiveEqualizer> ahe_;
+  Image scratch_;
 };
 
 }  // namespace

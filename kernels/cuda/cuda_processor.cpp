@@ -3,6 +3,7 @@
 #include "kernels/cuda/cuda_processor.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -289,6 +290,67 @@ std::array<float, 3> CudaProcessor::atmospheric_light() const {
   HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
   if (!s.has_value) return {0.f, 0.f, 0.f};
   return {s.value[0], s.value[1], s.value[2]};
+}
+
+TemporalState CudaProcessor::temporal_state() const {
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  TemporalState state;
+  if (config_.mode == Mode::dcp) {
+    AtmosphereState s{};
+    HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
+    state.has_light = s.has_value != 0;
+    if (state.has_light) state.light = {s.value[0], s.value[1], s.value[2]};
+  } else if (config_.mode == Mode::he) {
+    auto h = std::make_unique<HeHistory>();
+    HAZEFREE_CUDA_CHECK(cudaMemcpy(h.get(), state_->history.get(), sizeof(HeHistory), cudaMemcpyDeviceToHost));
+    for (int c = 0; c < 3; ++c)
+      if (h->has_channel[c]) state.channel_history[c].assign(h->channel[c], h->channel[c] + 256);
+    if (h->has_bits) state.bits_history.assign(h->bits, h->bits + 4096);
+  }
+  return state;
+}
+
+void CudaProcessor::set_temporal_state(const TemporalState& state) {
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  if (config_.mode == Mode::dcp) {
+    AtmosphereState s{};
+    for (int c = 0; c < 3; ++c) s.value[c] = s.estimate[c] = state.light[c];
+    s.has_value = state.has_light ? 1 : 0;
+    HAZEFREE_CUDA_CHECK(cudaMemcpy(state_->tracker.get(), &s, sizeof(s), cudaMemcpyHostToDevice));
+  } else if (config_.mode == Mode::he) {
+    auto h = std::make_unique<HeHistory>();
+    std::memset(h.get(), 0, sizeof(HeHistory));
+    for (int c = 0; c < 3; ++c) {
+      const std::vector<float>& v = state.channel_history[c];
+      if (v.empty()) continue;
+      if (v.size() != 256) throw std::invalid_argument("cuda: a channel history of " + std::to_string(v.size()) + " bins (256 expected)");
+      std::copy(v.begin(), v.end(), h->channel[c]);
+      h->has_channel[c] = 1;
+    }
+    if (!state.bits_history.empty()) {
+      if (state.bits_history.size() != 4096)
+        throw std::invalid_argument("cuda: a BITS history of " + std::to_string(state.bits_history.size()) + " bins (4096 expected)");
+      std::copy(state.bits_history.begin(), state.bits_history.end(), h->bits);
+      h->has_bits = 1;
+    }
+    HAZEFREE_CUDA_CHECK(cudaMemcpy(state_->history.get(), h.get(), sizeof(HeHistory), cudaMemcpyHostToDevice));
+  }
+  HAZEFREE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+FrameEstimate CudaProcessor::estimate(const ImageView& in) {
+  if (config_.mode != Mode::dcp)
+    throw std::logic_error(description() + ": histograms for the temporal state come from the CPU backend");
+  const ImageView& v = scratch_.view();
+  if (v.format != in.format || v.width != in.width || v.height != in.height)
+    scratch_ = Image(in.format, in.width, in.height);
+  const TemporalState before = temporal_state();
+  ImageView out = scratch_.view();
+  process(in, out);
+  FrameEstimate e;
+  e.light = atmospheric_estimate();
+  set_temporal_state(before);
+  return e;
 }
 
 std::array<float, 3> CudaProcessor::atmospheric_estimate() const {

@@ -35,6 +35,12 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   std::string description() const override;
   std::array<float, 3> atmospheric_light() const override;
   std::vector<StageTime> stage_times() const override;
+  // Temporal state (jobs): read from and written to the device between frames (all lanes
+  // complete first). estimate() covers DCP (the chain runs into a scratch frame and the state is
+  // put back); HE's histograms are integers, identical on both backends, and come from the CPU.
+  TemporalState temporal_state() const override;
+  void set_temporal_state(const TemporalState& state) override;
+  FrameEstimate estimate(const ImageView& in) override;
 
   // ---- pipeline interface (FrameProcessor's overlapped processing) ----
   int lanes() const override;
@@ -81,6 +87,7 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   std::string device_name_;
   bool stage_timing_ = true;
   int last_lane_ = -1;
+  Image scratch_;  // estimate()'s output
   PixelFormat format_ = PixelFormat::yuv420p;
   int width_ = 0, height_ = 0;
 };

@@ -573,22 +573,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     for (int c = 0; c < 3; ++c)
       est[c] = fmaxf(dcp::kMinAtmosphere, static_cast<float>(total[c] / used));
     AtmosphereState s = *tracker;
-    // dcp::is_scene_cut and dcp::constrain_step, the same expressions in the same order.
-    bool cut = !s.has_value;
-    if (!cut) {
-      const float d = (fabsf(est[0] - s.value[0]) + fabsf(est[1] - s.value[1]) +
-                       fabsf(est[2] - s.value[2])) / 3.0f;
-      cut = d > scene_cut;
-    }
-    if (cut) {
-      for (int c = 0; c < 3; ++c) s.value[c] = est[c];
-    } else {
-      for (int c = 0; c < 3; ++c) {
-        float step = smoothing * (est[c] - s.value[c]);
-        step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
-        s.value[c] = s.value[c] + step;
-      }
-    }
+    const bool cut = dcp::next_atmospheric_light(s.has_value != 0, s.value, est, smoothing, max_step, scene_cut);
     for (int c = 0; c < 3; ++c) s.estimate[c] = est[c];
     s.has_value = 1;
     s.last_cut = cut ? 1 : 0;

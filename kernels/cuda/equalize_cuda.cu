@@ -320,8 +320,7 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
     if (a.temporal) {
       float* hc = a.history->channel[ch];
       const bool has = a.history->has_channel[ch] != 0;
-      hc[threadIdx.x] = has ? rules::he_temporal_update(a.alpha, count, hc[threadIdx.x])
-                            : static_cast<float>(count);
+      hc[threadIdx.x] = rules::he_history_step(has, a.alpha, count, hc[threadIdx.x]);
       __syncthreads();
       if (threadIdx.x == 0) {
         rules::he_lut_256_from_float(hc, lut);
@@ -381,8 +380,7 @@ __global__ void __launch_bounds__(kHeThreads) he_bits_histogram_kernel(HeArgs a)
   if (a.temporal) {
     const bool has = a.history->has_bits != 0;
     for (int i = threadIdx.x; i < 4096; i += kHeThreads)
-      a.history->bits[i] = has ? rules::he_temporal_update(a.alpha, h[i], a.history->bits[i])
-                               : static_cast<float>(h[i]);
+      a.history->bits[i] = rules::he_history_step(has, a.alpha, h[i], a.history->bits[i]);
     __syncthreads();
     if (threadIdx.x == 0) {
       rules::he_lut_4096_from_float(a.history->bits, a.lut12);

@@ -24,6 +24,15 @@ void free_pinned_host(void* memory) {
   if (memory) cudaFreeHost(memory);
 }
 
+int cuda_device_count() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return devices;
+}
+
 std::size_t gpu_memory_in_use() {
   std::size_t free = 0, total = 0;
   if (cudaMemGetInfo(&free, &total) != cudaSuccess) {

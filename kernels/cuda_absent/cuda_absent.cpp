@@ -21,5 +21,6 @@ namespace hazefree {
 void* allocate_pinned_host(std::size_t) { return nullptr; }
 void free_pinned_host(void*) {}
 std::size_t gpu_memory_in_use() { return 0; }
+int cuda_device_count() { return 0; }
 
 }  // namespace hazefree

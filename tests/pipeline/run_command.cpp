@@ -18,12 +18,12 @@ static std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-CommandResult run_hazefree(const std::string& arguments) {
+CommandResult run_hazefree(const std::string& arguments, const std::string& environment) {
   static int counter = 0;
   // ctest runs test cases as parallel processes: the pid keeps their folders apart.
   const std::string dir = temp_dir("command-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
   const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const std::string command = std::string("'") + HAZEFREE_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
+  const std::string command = (environment.empty() ? std::string() : "env " + environment + " ") + "'" + HAZEFREE_BINARY + "' " + arguments + " >'" + out + "' 2>'" + err + "' </dev/null";
   const int raw = std::system(command.c_str());
   CommandResult result;
   if (WIFEXITED(raw)) result.status = WEXITSTATUS(raw);

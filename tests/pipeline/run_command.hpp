@@ -11,7 +11,8 @@ struct CommandResult {
   std::string out;  // what it wrote on stdout
 };
 
-// `arguments` is appended to the binary's path as shell words (quote paths yourself).
-CommandResult run_hazefree(const std::string& arguments);
+// `arguments` is appended to the binary's path as shell words (quote paths yourself);
+// `environment` ("NAME=value ...") is set for the command alone.
+CommandResult run_hazefree(const std::string& arguments, const std::string& environment = "");
 
 }  // namespace hazefree::test

@@ -1,0 +1,56 @@
+// Demuxing without decoding: the packets of a file's video stream, with their timestamps and
+// keyframe flags. A job's plan indexes its inputs with it (reading packets is fast: no picture is
+// decoded), and its join reads the encoded chunks with it for stream copy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/media_reader.hpp"
+
+struct AVCodecParameters;
+
+namespace hazefree::io {
+
+class PacketReader {
+ public:
+  explicit PacketReader(const std::string& url);  // throws IoError naming the file
+  ~PacketReader();
+  PacketReader(const PacketReader&) = delete;
+  PacketReader& operator=(const PacketReader&) = delete;
+
+  // The next packet of the video stream in file (decode) order; null at the end. Throws IoError.
+  Packet next();
+  Rational time_base() const;      // of the video stream
+  Rational frame_rate() const;     // average (or guessed), 0/1 unknown
+  const AVCodecParameters* codec_parameters() const;
+  std::string codec_name() const;
+  int other_stream_count() const;  // streams besides the video stream
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One video packet as a plan sees it.
+struct VideoPacketInfo {
+  std::int64_t pts = 0;       // in the video time base
+  std::int64_t dts = 0;       // (its pts where the container stores none)
+  bool keyframe = false;
+};
+
+struct VideoIndex {
+  Rational time_base;
+  Rational frame_rate;
+  std::string codec_name;
+  int other_streams = 0;
+  std::vector<VideoPacketInfo> packets;  // in decode order
+};
+
+// Reads every video packet of `url` (no decoding). Throws IoError naming the file, also when a
+// packet has no pts (such a stream cannot be cut by timestamps).
+VideoIndex index_video_packets(const std::string& url);
+
+}  // namespace hazefree::io

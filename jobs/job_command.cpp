@@ -1,0 +1,145 @@
+#include "jobs/job_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "jobs/job_files.hpp"
+#include "jobs/job_plan.hpp"
+#include "jobs/job_stages.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace hazefree::jobs {
+namespace {
+
+constexpr const char* kJobHelp =
+    "hazefree job: one input or many, in chunks of whole frames over processes, GPUs and hosts;\n"
+    "every frame identical to the single run's (SPEC 8). The stages, each a command a scheduler can run:\n"
+    "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds S] [run options]\n"
+    "  hazefree job analyze DIR [--chunk K]   per-frame estimates of task K (array task)\n"
+    "  hazefree job render DIR [--chunk K]    task K's chunk from its exact start state, encoded (array task)\n"
+    "  hazefree job join DIR [--input I]      the chunks and the source's other streams -> each OUTPUT\n"
+    "  hazefree job status DIR [--json]       done / running / failed / missing per task\n"
+    "  hazefree job slurm DIR [--gpus-per-task N] [-- sbatch options]   analyze array -> render array -> join\n"
+    "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine: hazefree --chunks N\n"
+    "[--gpus all|0,1,..] INPUT OUTPUT. docs/JOBS.md describes DIR and other schedulers.\n";
+
+std::vector<std::int64_t> parse_starts(const std::string& text) {
+  std::vector<std::int64_t> starts;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(part, &used);
+      if (used != part.size() || v < 0) throw std::invalid_argument(part);
+      starts.push_back(v);
+    } catch (const std::logic_error&) {
+      throw UsageError(fmt::format("--chunk-starts {}: expected frame numbers separated by commas", text));
+    }
+  }
+  return starts;
+}
+
+int plan_command(int argc, char** argv) {
+  RunOptions options;
+  std::string exit_message;
+  std::vector<std::string> files;
+  if (!parse_command_line(argc, argv, options, exit_message, &files,
+                          "hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...]: cuts the inputs into chunks at "
+                          "keyframes (reading packets only) and writes the job into DIR")) {
+    fmt::print("{}", exit_message);
+    return 0;
+  }
+  if (options.live) throw UsageError("job plan: --live sources cannot be cut into chunks");
+  ChunkRequest request;
+  request.chunks = options.job.chunks;
+  request.chunk_seconds = options.job.chunk_seconds;
+  if (!options.job.chunk_starts.empty()) request.chunk_starts = parse_starts(options.job.chunk_starts);
+  if (!options.job.active()) request.chunks = 1;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 1; i + 1 < files.size(); i += 2) pairs.emplace_back(files[i], files[i + 1]);
+  const Plan plan = make_plan(pairs, options, request);
+  save_plan(files[0], plan);
+  if (!options.quiet) {
+    std::int64_t frames = 0;
+    for (const InputPlan& in : plan.inputs) frames += in.frames;
+    fmt::print(stderr, "hazefree: job {}: {} inputs, {} frames in {} chunks (tasks 0-{}){}\n", files[0], plan.inputs.size(),
+               frames, plan.tasks.size(), plan.tasks.size() - 1,
+               plan.analysis ? ", analysis needed" : ", no analysis (the mode carries no state)");
+  }
+  return 0;
+}
+
+// analyze / render / join / status: DIR and a few options of their own.
+int stage_command(const std::string& stage, int argc, char** argv) {
+  CLI::App app{fmt::format("hazefree job {}", stage), fmt::format("hazefree job {}", stage)};
+  std::string dir;
+  int chunk = -1, input = -1, gpus_per_task = 0;
+  bool quiet = false, verbose = false, as_json = false;
+  std::vector<std::string> sbatch;
+  app.add_option("DIR", dir, "the job's directory")->required();
+  if (stage == "analyze" || stage == "render")
+    app.add_option("--chunk", chunk, "task index (default: SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX)");
+  if (stage == "join") app.add_option("--input", input, "join only this input's output (default: all)");
+  if (stage == "status") app.add_flag("--json", as_json, "as JSON");
+  if (stage == "slurm") {
+    app.add_option("--gpus-per-task", gpus_per_task, "GPUs per array task (--gres=gpu:N; default 0)")->check(CLI::Range(0, 64));
+    app.add_option("SBATCH_OPTIONS", sbatch, "after --: options for every sbatch call (e.g. --partition=gpu)");
+  }
+  app.add_flag("-q,--quiet", quiet, "only errors on stderr");
+  app.add_flag("-v,--verbose", verbose, "more detail on stderr");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+  StageOptions options{quiet, verbose};
+  if (stage == "status") {
+    fmt::print("{}", job_status(dir, as_json));
+    return 0;
+  }
+  if (stage == "join") {
+    join_outputs(dir, input, options);
+    return 0;
+  }
+  if (stage == "slurm") {
+    submit_to_slurm(dir, gpus_per_task, sbatch, quiet);
+    return 0;
+  }
+  const Plan plan = load_plan(dir);
+  const int task = task_index(plan, dir, chunk);
+  if (stage == "analyze") analyze_task(dir, task, options);
+  else render_task(dir, task, options);
+  return stop_requested() ? 130 : 0;
+}
+
+}  // namespace
+
+int job_main(int argc, char** argv) {
+  const std::string stage = argc >= 2 ? argv[1] : "";
+  try {
+    if (stage.empty() || stage == "--help" || stage == "-h") {
+      fmt::print("{}", kJobHelp);
+      return stage.empty() ? 2 : 0;
+    }
+    if (stage == "plan") return plan_command(argc - 1, argv + 1);
+    if (stage == "analyze" || stage == "render" || stage == "join" || stage == "status" || stage == "slurm")
+      return stage_command(stage, argc - 1, argv + 1);
+    fmt::print(stderr, "hazefree: job {}: unknown stage (plan, analyze, render, join, status, slurm)\n", stage);
+    return 2;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "hazefree: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hazefree: {}\n", e.what());
+    return stop_requested() ? 130 : 1;
+  }
+}
+
+}  // namespace hazefree::jobs

@@ -1,0 +1,25 @@
+// `hazefree job plan | analyze | render | join | status | slurm` (SPEC 8), and the one-machine
+// form `hazefree --chunks N [--gpus all|0,1,..] INPUT OUTPUT`, which runs the same stages as
+// child processes, one worker per GPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/options.hpp"
+
+namespace hazefree::jobs {
+
+// `hazefree job ...` (argv[0] is "job"); returns the exit status.
+int job_main(int argc, char** argv);
+
+// `hazefree --chunks ...`: plan, analyze, render on local workers, join; returns the exit status.
+int run_local_job(const RunOptions& options);
+
+// `job slurm`: writes DIR/slurm/{analyze,render,join}.sbatch and submits them with sbatch
+// (render after the analysis, join after the render; each array task requeued on failure of its
+// node). `gpus_per_task` > 0 asks each task for that many GPUs (--gres=gpu:N).
+void submit_to_slurm(const std::string& dir, int gpus_per_task, const std::vector<std::string>& sbatch_options,
+                     bool quiet);
+
+}  // namespace hazefree::jobs

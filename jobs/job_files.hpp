@@ -1,0 +1,68 @@
+// The layout of a job directory (SPEC 8), the only storage a job's tasks share (NFS across hosts):
+//
+//   DIR/plan.json             the plan (jobs/job_plan.hpp); DIR/settings.toml its settings as a preset
+//   DIR/analysis/task-K.bin   per-frame estimates of task K (modes that carry state from frame to frame)
+//   DIR/chunks/task-K.mov     task K's encoded chunk (video only, the source's timestamps)
+//   DIR/state/STAGE-K.json    the last run of a task: running (host, pid), failed (its error line) or
+//                             done (with the plan's id: results of another plan are stale)
+//   DIR/logs/STAGE-K.log      each run of a task appends its lines here (a failed task's log)
+//   DIR/slurm/*.sbatch        the batch scripts `job slurm` submitted
+//
+// Every file is written under a temporary name in its folder and renamed into place, so a task
+// killed at any moment leaves either the old result or the new one, and a task run twice (a
+// requeue, a second worker) only replaces its own result with an identical one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hazefree::jobs {
+
+enum class Stage { analyze, render, join };
+const char* to_string(Stage stage);
+
+std::string plan_path(const std::string& dir);
+std::string analysis_path(const std::string& dir, int task);
+std::string chunk_path(const std::string& dir, int task);
+std::string state_path(const std::string& dir, Stage stage, int index);
+std::string log_path(const std::string& dir, Stage stage, int index);
+
+// Writes `content` to `path` through a temporary file in the same folder (created if missing).
+void write_file_atomically(const std::string& path, const std::string& content);
+
+struct TaskState {
+  std::string state;     // "running", "failed", "done"
+  std::string plan;      // the plan id the task ran for
+  std::string host;
+  long pid = 0;
+  std::string error;     // failed: the one-line error
+  std::int64_t frames = 0;
+  double seconds = 0.0;  // done: how long the task took
+};
+
+std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, int index);
+void write_task_state(const std::string& dir, Stage stage, int index, const TaskState& state);
+
+// This host's name, for the state files.
+std::string host_name();
+
+// One run of a task: its lines go to stderr and to its log in DIR; it records running at the
+// start, then done or failed.
+class TaskRun {
+ public:
+  TaskRun(std::string dir, Stage stage, int index, std::string plan_id, bool quiet);
+  void line(const std::string& text);  // stderr (unless quiet) and the log
+  void done(std::int64_t frames);
+  void failed(const std::string& error);
+
+ private:
+  std::string dir_;
+  Stage stage_;
+  int index_;
+  std::string plan_id_;
+  bool quiet_;
+  double start_;
+};
+
+}  // namespace hazefree::jobs

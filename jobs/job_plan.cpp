@@ -1,0 +1,339 @@
+#include "jobs/job_plan.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "io/packet_reader.hpp"
+#include "jobs/job_files.hpp"
+#include "kernels/temporal_state.hpp"
+
+namespace hazefree::jobs {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// FNV-1a, 64 bits: the same id for the same plan on every host and build.
+std::string hash_text(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// The chunks' first frames (sorted, without 0) for one input.
+std::vector<std::int64_t> choose_starts(const std::string& input, const std::vector<std::int64_t>& keyframe_starts,
+                                        const std::vector<std::int64_t>& sorted_pts, double seconds_per_tick,
+                                        const ChunkRequest& request) {
+  const auto frames = static_cast<std::int64_t>(sorted_pts.size());
+  std::set<std::int64_t> chosen;
+  auto nearest_keyframe = [&](std::int64_t target) -> std::int64_t {
+    auto it = std::lower_bound(keyframe_starts.begin(), keyframe_starts.end(), target);
+    std::int64_t best = -1;
+    if (it != keyframe_starts.end()) best = *it;
+    if (it != keyframe_starts.begin()) {
+      const std::int64_t before = *std::prev(it);
+      if (best < 0 || target - before <= best - target) best = before;
+    }
+    return best;
+  };
+  if (!request.chunk_starts.empty()) {
+    for (const std::int64_t start : request.chunk_starts) {
+      if (start == 0) continue;
+      if (start < 0 || start >= frames)
+        throw JobError(fmt::format("{}: chunk start {} is outside its {} frames", input, start, frames));
+      if (!std::binary_search(keyframe_starts.begin(), keyframe_starts.end(), start)) {
+        const std::int64_t near = nearest_keyframe(start);
+        throw JobError(fmt::format("{}: frame {} is not a keyframe (chunks start at keyframes; the nearest is frame {})",
+                                   input, start, near));
+      }
+      chosen.insert(start);
+    }
+  } else if (request.chunk_seconds > 0 && seconds_per_tick > 0) {
+    // The keyframe nearest to each multiple of the chunk length.
+    const double first = static_cast<double>(sorted_pts.front()) * seconds_per_tick;
+    for (int i = 1;; ++i) {
+      const double t = first + i * request.chunk_seconds;
+      const auto target_pts = static_cast<std::int64_t>(std::ceil(t / seconds_per_tick));
+      const std::int64_t target = std::lower_bound(sorted_pts.begin(), sorted_pts.end(), target_pts) - sorted_pts.begin();
+      if (target >= frames) break;
+      const std::int64_t start = nearest_keyframe(target);
+      if (start > 0) chosen.insert(start);
+    }
+  } else {
+    const int n = std::max(1, request.chunks);
+    for (int i = 1; i < n; ++i) {
+      const std::int64_t target = static_cast<std::int64_t>(std::llround(static_cast<double>(i) * frames / n));
+      const std::int64_t start = nearest_keyframe(target);
+      if (start > 0) chosen.insert(start);
+    }
+  }
+  std::vector<std::int64_t> starts;
+  for (const std::int64_t s : chosen)
+    if (s > 0 && s < frames) starts.push_back(s);
+  return starts;
+}
+
+std::int64_t modification_time(const std::string& path) {
+  std::error_code error;
+  const auto t = fs::last_write_time(path, error);
+  if (error) return 0;
+  return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+void check_output(const std::string& input, const std::string& output, bool overwrite) {
+  const fs::path out(output);
+  std::error_code error;
+  const fs::path folder = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, error)) throw JobError(fmt::format("{}: folder {} does not exist", output, folder.string()));
+  if (fs::exists(out, error)) {
+    if (fs::equivalent(out, input, error)) throw JobError(fmt::format("{}: is the input file; choose another output", output));
+    if (!overwrite) throw JobError(fmt::format("{}: already exists (use -y to overwrite)", output));
+  }
+}
+
+std::string plan_identity(const Plan& plan) {
+  std::ostringstream text;
+  text << plan.version << '\n' << plan.settings_toml << '\n' << plan.overwrite << '\n';
+  for (const InputPlan& in : plan.inputs)
+    text << in.input << '|' << in.output << '|' << in.frames << '|' << in.bytes << '|' << in.modified << '\n';
+  for (const ChunkPlan& c : plan.tasks)
+    text << c.task << ',' << c.input << ',' << c.number << ',' << c.first_frame << ',' << c.frames << ','
+         << c.first_pts << ',' << c.end_pts << ',' << c.seek_dts << ',' << c.from_start << c.to_end << '\n';
+  return hash_text(text.str());
+}
+
+}  // namespace
+
+Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs, const RunOptions& settings,
+               const ChunkRequest& request) {
+  if (inputs_outputs.empty()) throw JobError("job plan: no INPUT OUTPUT pair given");
+  Plan plan;
+  plan.made_by = std::string("hazefree ") + HAZEFREE_VERSION;
+  plan.settings_toml = format_config(settings);
+  plan.overwrite = settings.output_options.overwrite;
+  plan.analysis = carries_temporal_state(settings.processing);
+
+  std::vector<ChunkPlan> chunks;
+  std::set<std::string> outputs;
+  for (const auto& [input_arg, output_arg] : inputs_outputs) {
+    if (input_arg == "-" || input_arg.find("://") != std::string::npos)
+      throw JobError(fmt::format("{}: a job needs a file it can read twice (not a pipe or a stream)", input_arg));
+    std::error_code error;
+    if (!fs::exists(input_arg, error)) throw JobError(fmt::format("{}: No such file or directory", input_arg));
+    InputPlan in;
+    in.input = fs::absolute(input_arg).lexically_normal().string();
+    in.output = fs::absolute(output_arg).lexically_normal().string();
+    if (!outputs.insert(in.output).second) throw JobError(fmt::format("{}: named as the output of two inputs", output_arg));
+    check_output(in.input, in.output, plan.overwrite);
+    in.bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
+    in.modified = modification_time(in.input);
+
+    io::VideoIndex index;
+    try {
+      index = io::index_video_packets(in.input);
+    } catch (const io::IoError& e) {
+      throw JobError(e.what());
+    }
+    const std::size_t n = index.packets.size();
+    std::vector<std::int64_t> sorted_pts(n);
+    for (std::size_t i = 0; i < n; ++i) sorted_pts[i] = index.packets[i].pts;
+    std::sort(sorted_pts.begin(), sorted_pts.end());
+    if (std::adjacent_find(sorted_pts.begin(), sorted_pts.end()) != sorted_pts.end())
+      throw JobError(fmt::format("{}: two video packets share a timestamp; this file cannot be cut into chunks", input_arg));
+    // Keyframes by presentation position, with the dts to seek to: the keyframe before it in
+    // decode order, so that pictures after the keyframe that refer back (open GOPs) decode fully.
+    std::vector<std::int64_t> keyframe_starts;
+    std::vector<std::int64_t> seek_of_start;  // parallel to keyframe_starts
+    std::int64_t previous_key_dts = LLONG_MIN;
+    std::vector<std::pair<std::int64_t, std::int64_t>> keys;  // (frame, seek dts)
+    for (std::size_t i = 0; i < n; ++i) {
+      const io::VideoPacketInfo& p = index.packets[i];
+      if (!p.keyframe) continue;
+      const auto frame = std::lower_bound(sorted_pts.begin(), sorted_pts.end(), p.pts) - sorted_pts.begin();
+      keys.emplace_back(frame, previous_key_dts == LLONG_MIN ? p.dts : previous_key_dts);
+      previous_key_dts = p.dts;
+    }
+    std::sort(keys.begin(), keys.end());
+    for (const auto& [frame, seek] : keys) {
+      if (!keyframe_starts.empty() && keyframe_starts.back() == frame) continue;
+      keyframe_starts.push_back(frame);
+      seek_of_start.push_back(seek);
+    }
+    const double tick = index.time_base.den ? double(index.time_base.num) / index.time_base.den : 0.0;
+    in.frames = static_cast<std::int64_t>(n);
+    in.seconds = static_cast<double>(sorted_pts.back() - sorted_pts.front()) * tick +
+                 (index.frame_rate.num > 0 ? double(index.frame_rate.den) / index.frame_rate.num : 0.0);
+    std::vector<std::int64_t> starts = choose_starts(input_arg, keyframe_starts, sorted_pts, tick, request);
+    starts.insert(starts.begin(), 0);
+    const int input_number = static_cast<int>(plan.inputs.size());
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      ChunkPlan c;
+      c.input = input_number;
+      c.number = static_cast<int>(k);
+      c.first_frame = starts[k];
+      const std::int64_t end = k + 1 < starts.size() ? starts[k + 1] : in.frames;
+      c.frames = end - starts[k];
+      c.from_start = k == 0;
+      c.to_end = k + 1 == starts.size();
+      c.first_pts = sorted_pts[static_cast<std::size_t>(starts[k])];
+      c.end_pts = c.to_end ? 0 : sorted_pts[static_cast<std::size_t>(end)];
+      if (!c.from_start) {
+        const auto at = std::lower_bound(keyframe_starts.begin(), keyframe_starts.end(), starts[k]) - keyframe_starts.begin();
+        c.seek_dts = seek_of_start[static_cast<std::size_t>(at)];
+      }
+      chunks.push_back(c);
+    }
+    plan.inputs.push_back(in);
+  }
+  // Longest first: the array's first tasks are the ones that take longest.
+  std::stable_sort(chunks.begin(), chunks.end(), [](const ChunkPlan& a, const ChunkPlan& b) { return a.frames > b.frames; });
+  for (std::size_t t = 0; t < chunks.size(); ++t) {
+    chunks[t].task = static_cast<int>(t);
+    plan.inputs[static_cast<std::size_t>(chunks[t].input)].chunks.push_back(static_cast<int>(t));
+  }
+  for (InputPlan& in : plan.inputs)
+    std::sort(in.chunks.begin(), in.chunks.end(),
+              [&](int a, int b) { return chunks[static_cast<std::size_t>(a)].number < chunks[static_cast<std::size_t>(b)].number; });
+  plan.tasks = std::move(chunks);
+  plan.id = plan_identity(plan);
+  return plan;
+}
+
+void save_plan(const std::string& dir, const Plan& plan) {
+  json j;
+  j["version"] = plan.version;
+  j["id"] = plan.id;
+  j["made_by"] = plan.made_by;
+  j["overwrite"] = plan.overwrite;
+  j["analysis"] = plan.analysis;
+  j["settings"] = plan.settings_toml;
+  for (const InputPlan& in : plan.inputs) {
+    j["inputs"].push_back({{"input", in.input}, {"output", in.output}, {"frames", in.frames}, {"seconds", in.seconds},
+                           {"bytes", in.bytes}, {"modified", in.modified}, {"chunks", in.chunks}});
+  }
+  for (const ChunkPlan& c : plan.tasks) {
+    j["tasks"].push_back({{"task", c.task}, {"input", c.input}, {"number", c.number}, {"first_frame", c.first_frame},
+                          {"frames", c.frames}, {"from_start", c.from_start}, {"to_end", c.to_end},
+                          {"first_pts", c.first_pts}, {"end_pts", c.end_pts}, {"seek_dts", c.seek_dts}});
+  }
+  std::error_code error;
+  for (const char* folder : {"analysis", "chunks", "state", "logs"}) {
+    fs::create_directories(fs::path(dir) / folder, error);
+    if (error) throw JobError(fmt::format("{}: cannot create {} ({})", dir, folder, error.message()));
+  }
+  write_file_atomically(plan_path(dir), j.dump(1) + "\n");
+  write_file_atomically(dir + "/settings.toml", plan.settings_toml);
+}
+
+Plan load_plan(const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) throw JobError(fmt::format("{}: no such job directory", dir));
+  const std::string path = plan_path(dir);
+  std::ifstream file(path);
+  if (!file) throw JobError(fmt::format("{}: no plan.json: not a job directory (make one with `hazefree job plan`)", dir));
+  json j;
+  try {
+    j = json::parse(file);
+  } catch (const json::exception& e) {
+    throw JobError(fmt::format("{}: plan.json is damaged ({})", dir, e.what()));
+  }
+  Plan plan;
+  try {
+    plan.version = j.at("version").get<int>();
+    plan.made_by = j.value("made_by", std::string("?"));
+    if (plan.version != kPlanVersion)
+      throw JobError(fmt::format("{}: planned by {} (job format {}); this is hazefree {} (job format {}): plan the job again",
+                                 dir, plan.made_by, plan.version, HAZEFREE_VERSION, kPlanVersion));
+    plan.id = j.at("id").get<std::string>();
+    plan.overwrite = j.at("overwrite").get<bool>();
+    plan.analysis = j.at("analysis").get<bool>();
+    plan.settings_toml = j.at("settings").get<std::string>();
+    for (const json& in : j.at("inputs")) {
+      InputPlan p;
+      p.input = in.at("input").get<std::string>();
+      p.output = in.at("output").get<std::string>();
+      p.frames = in.at("frames").get<std::int64_t>();
+      p.seconds = in.at("seconds").get<double>();
+      p.bytes = in.at("bytes").get<std::int64_t>();
+      p.modified = in.at("modified").get<std::int64_t>();
+      p.chunks = in.at("chunks").get<std::vector<int>>();
+      plan.inputs.push_back(p);
+    }
+    for (const json& t : j.at("tasks")) {
+      ChunkPlan c;
+      c.task = t.at("task").get<int>();
+      c.input = t.at("input").get<int>();
+      c.number = t.at("number").get<int>();
+      c.first_frame = t.at("first_frame").get<std::int64_t>();
+      c.frames = t.at("frames").get<std::int64_t>();
+      c.from_start = t.at("from_start").get<bool>();
+      c.to_end = t.at("to_end").get<bool>();
+      c.first_pts = t.at("first_pts").get<std::int64_t>();
+      c.end_pts = t.at("end_pts").get<std::int64_t>();
+      c.seek_dts = t.at("seek_dts").get<std::int64_t>();
+      plan.tasks.push_back(c);
+    }
+  } catch (const json::exception& e) {
+    throw JobError(fmt::format("{}: plan.json is damaged ({})", dir, e.what()));
+  }
+  for (std::size_t t = 0; t < plan.tasks.size(); ++t) {
+    const ChunkPlan& c = plan.tasks[t];
+    if (c.task != static_cast<int>(t) || c.input < 0 || c.input >= static_cast<int>(plan.inputs.size()))
+      throw JobError(fmt::format("{}: plan.json is damaged (task {})", dir, t));
+  }
+  return plan;
+}
+
+RunOptions plan_settings(const Plan& plan) {
+  RunOptions options;
+  apply_config_text(options, plan.settings_toml, "plan.json settings");
+  options.output_options.overwrite = plan.overwrite;
+  return options;
+}
+
+int task_index(const Plan& plan, const std::string& dir, int chunk_option) {
+  int index = chunk_option;
+  std::string source = "--chunk";
+  if (index < 0) {
+    for (const char* variable : {"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}) {
+      const char* value = std::getenv(variable);
+      if (!value || !*value) continue;
+      char* end = nullptr;
+      const long parsed = std::strtol(value, &end, 10);
+      if (*end != '\0' || parsed < 0 || parsed > INT_MAX)
+        throw JobError(fmt::format("{}: {}={} is not a task index", dir, variable, value));
+      index = static_cast<int>(parsed);
+      source = variable;
+      break;
+    }
+  }
+  if (index < 0)
+    throw JobError(fmt::format("{}: which task? give --chunk K (or SLURM_ARRAY_TASK_ID / JOB_COMPLETION_INDEX)", dir));
+  if (index >= static_cast<int>(plan.tasks.size()))
+    throw JobError(fmt::format("{}: {} {} is out of range (the job has tasks 0 to {})", dir, source, index,
+                               plan.tasks.size() - 1));
+  return index;
+}
+
+std::string describe_task(const Plan& plan, int task) {
+  const ChunkPlan& c = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(c.input)];
+  return fmt::format("{} chunk {}/{} (frames {}-{})", fs::path(in.input).filename().string(), c.number + 1,
+                     in.chunks.size(), c.first_frame, c.first_frame + c.frames - 1);
+}
+
+}  // namespace hazefree::jobs

@@ -1,0 +1,420 @@
+#include "jobs/job_stages.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
+#include "io/media_reader.hpp"
+#include "io/media_writer.hpp"
+#include "io/packet_reader.hpp"
+#include "jobs/job_files.hpp"
+#include "kernels/temporal_state.hpp"
+#include "pipeline/pipeline.hpp"
+#include "pipeline/processor_factory.hpp"
+
+namespace hazefree::jobs {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// ---- DIR/analysis/task-K.bin: the per-frame estimates of one chunk --------------------------
+// "HZFANAL1", the plan id (16 characters), the frame count (int64), then per frame: A^ (3
+// floats), a mask of the histograms that follow (bits 0-2: channels of 256 bins, bit 3: BITS of
+// 4096), and those histograms (uint32 counts). Native byte order: the job's hosts share one.
+constexpr char kAnalysisMagic[8] = {'H', 'Z', 'F', 'A', 'N', 'A', 'L', '1'};
+
+void append_bytes(std::string& out, const void* data, std::size_t size) {
+  out.append(static_cast<const char*>(data), size);
+}
+
+std::string encode_analysis(const std::string& plan_id, const std::vector<FrameEstimate>& estimates) {
+  std::string out;
+  append_bytes(out, kAnalysisMagic, sizeof kAnalysisMagic);
+  out.append(plan_id.substr(0, 16));
+  out.append(16 - std::min<std::size_t>(16, plan_id.size()), ' ');
+  const auto count = static_cast<std::int64_t>(estimates.size());
+  append_bytes(out, &count, sizeof count);
+  for (const FrameEstimate& e : estimates) {
+    append_bytes(out, e.light.data(), sizeof(float) * 3);
+    std::uint8_t mask = 0;
+    for (int c = 0; c < 3; ++c)
+      if (!e.channel_histograms[c].empty()) mask |= static_cast<std::uint8_t>(1u << c);
+    if (!e.bits_histogram.empty()) mask |= 8u;
+    append_bytes(out, &mask, 1);
+    for (int c = 0; c < 3; ++c)
+      if (!e.channel_histograms[c].empty())
+        append_bytes(out, e.channel_histograms[c].data(), 256 * sizeof(std::uint32_t));
+    if (!e.bits_histogram.empty()) append_bytes(out, e.bits_histogram.data(), 4096 * sizeof(std::uint32_t));
+  }
+  return out;
+}
+
+// Reads task `task`'s estimates, checking that they belong to this plan and chunk.
+std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& plan, int task) {
+  const std::string path = analysis_path(dir, task);
+  const std::optional<TaskState> state = read_task_state(dir, Stage::analyze, task);
+  const std::string rerun = fmt::format("run `hazefree job analyze {} --chunk {}`", dir, task);
+  if (!state || state->state != "done" || state->plan != plan.id) {
+    const std::string what = !state ? "missing" : state->plan != plan.id ? "stale (made for another plan)" : state->state;
+    throw JobError(fmt::format("{}: the analysis of task {} ({}) is {}: {}", dir, task, describe_task(plan, task), what, rerun));
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw JobError(fmt::format("{}: missing: {}", path, rerun));
+  auto read = [&](void* data, std::size_t size) {
+    if (!file.read(static_cast<char*>(data), static_cast<std::streamsize>(size)))
+      throw JobError(fmt::format("{}: truncated: {}", path, rerun));
+  };
+  char magic[8];
+  read(magic, sizeof magic);
+  char id[16];
+  read(id, sizeof id);
+  if (std::memcmp(magic, kAnalysisMagic, sizeof magic) != 0) throw JobError(fmt::format("{}: not an analysis file: {}", path, rerun));
+  if (std::string(id, 16) != plan.id.substr(0, 16)) throw JobError(fmt::format("{}: stale (made for another plan): {}", path, rerun));
+  std::int64_t count = 0;
+  read(&count, sizeof count);
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  if (count != chunk.frames)
+    throw JobError(fmt::format("{}: {} frames where the chunk has {}: {}", path, count, chunk.frames, rerun));
+  std::vector<FrameEstimate> estimates(static_cast<std::size_t>(count));
+  for (FrameEstimate& e : estimates) {
+    read(e.light.data(), sizeof(float) * 3);
+    std::uint8_t mask = 0;
+    read(&mask, 1);
+    for (int c = 0; c < 3; ++c) {
+      if (!(mask & (1u << c))) continue;
+      e.channel_histograms[c].resize(256);
+      read(e.channel_histograms[c].data(), 256 * sizeof(std::uint32_t));
+    }
+    if (mask & 8u) {
+      e.bits_histogram.resize(4096);
+      read(e.bits_histogram.data(), 4096 * sizeof(std::uint32_t));
+    }
+  }
+  return estimates;
+}
+
+// The reader options of one chunk: the run's input options, the chunk's range.
+io::InputOptions chunk_input(const RunOptions& settings, const InputPlan& in, const ChunkPlan& chunk) {
+  io::InputOptions input = settings.input_options;
+  input.url = in.input;
+  input.chunk.active = true;
+  input.chunk.seek = !chunk.from_start;
+  input.chunk.seek_dts = chunk.seek_dts;
+  if (!chunk.from_start) input.chunk.first_pts = chunk.first_pts;
+  if (!chunk.to_end) input.chunk.end_pts = chunk.end_pts;
+  return input;
+}
+
+// An input changed since the plan (size or time): its frames may be others.
+void check_input_unchanged(const std::string& dir, const InputPlan& in) {
+  std::error_code error;
+  const auto bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
+  if (error) throw JobError(fmt::format("{}: cannot read it ({})", in.input, error.message()));
+  if (bytes != in.bytes)
+    throw JobError(fmt::format("{}: changed since the job was planned in {} ({} bytes, planned {}): plan the job again",
+                               in.input, dir, bytes, in.bytes));
+}
+
+// Runs `body` as task `index` of `stage`: state running -> done / failed, its log in DIR.
+template <typename Body>
+void as_task(const std::string& dir, const Plan& plan, Stage stage, int index, const StageOptions& options, Body body) {
+  TaskRun run(dir, stage, index, plan.id, options.quiet);
+  try {
+    const std::int64_t frames = body(run);
+    run.done(frames);
+  } catch (const std::exception& e) {
+    run.failed(e.what());
+    throw;
+  }
+}
+
+}  // namespace
+
+void analyze_task(const std::string& dir, int task, const StageOptions& options) {
+  const Plan plan = load_plan(dir);
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  as_task(dir, plan, Stage::analyze, task, options, [&](TaskRun& run) -> std::int64_t {
+    std::vector<FrameEstimate> estimates;
+    if (!plan.analysis || chunk.to_end) {
+      // Nothing later depends on it: an empty analysis marks the task done.
+      run.line(fmt::format("analyze {}: {} ({})", task, describe_task(plan, task),
+                           plan.analysis ? "an input's last chunk: nothing depends on it" : "the mode carries no state"));
+      write_file_atomically(analysis_path(dir, task), encode_analysis(plan.id, {}));
+      return 0;
+    }
+    check_input_unchanged(dir, in);
+    RunOptions settings = plan_settings(plan);
+    io::InputOptions input = chunk_input(settings, in, chunk);
+    input.hwdec.clear();  // estimates are computed from host frames
+    io::MediaReader reader(input);
+    // HE's histograms are integers, the same on both backends: the CPU computes them. DCP's A^
+    // comes from the backend that renders.
+    std::unique_ptr<FrameProcessor> processor =
+        settings.processing.mode == Mode::dcp ? create_processor(settings.processing, options.verbose)
+                                              : make_cpu_processor(settings.processing);
+    run.line(fmt::format("analyze {}: {} on {}", task, describe_task(plan, task), processor->description()));
+    estimates.reserve(static_cast<std::size_t>(chunk.frames));
+    for (;;) {
+      if (stop_requested()) throw JobError(fmt::format("{}: analyze {} interrupted", dir, task));
+      const io::MediaReader::Item item = reader.read();
+      if (item == io::MediaReader::Item::end) break;
+      if (item != io::MediaReader::Item::video_frame) continue;
+      estimates.push_back(processor->estimate(reader.frame().view));
+    }
+    if (static_cast<std::int64_t>(estimates.size()) != chunk.frames)
+      throw JobError(fmt::format("{}: task {} ({}) decoded {} frames where the plan counted {}", in.input, task,
+                                 describe_task(plan, task), estimates.size(), chunk.frames));
+    write_file_atomically(analysis_path(dir, task), encode_analysis(plan.id, estimates));
+    return static_cast<std::int64_t>(estimates.size());
+  });
+}
+
+void render_task(const std::string& dir, int task, const StageOptions& options) {
+  const Plan plan = load_plan(dir);
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  as_task(dir, plan, Stage::render, task, options, [&](TaskRun& run) -> std::int64_t {
+    check_input_unchanged(dir, in);
+    RunOptions settings = plan_settings(plan);
+    // The state at the chunk's first frame: every earlier frame's estimate, in order, through
+    // the update the single run applies frame by frame.
+    TemporalState state;
+    if (plan.analysis) {
+      for (const int earlier : in.chunks) {
+        if (plan.tasks[static_cast<std::size_t>(earlier)].number >= chunk.number) break;
+        for (const FrameEstimate& e : load_analysis(dir, plan, earlier)) advance_temporal_state(settings.processing, e, state);
+      }
+    }
+    std::error_code error;
+    fs::create_directories(fs::path(chunk_path(dir, task)).parent_path(), error);
+    RunOptions chunk_run = settings;
+    chunk_run.input = in.input;
+    chunk_run.output = chunk_path(dir, task);
+    chunk_run.output_options.format = "mov";
+    chunk_run.output_options.overwrite = true;  // a task run again replaces its chunk
+    chunk_run.quiet = true;
+    chunk_run.verbose = options.verbose;
+    finalize_options(chunk_run);
+    chunk_run.input_options = chunk_input(chunk_run, in, chunk);
+    std::unique_ptr<FrameProcessor> processor = create_processor(chunk_run.processing, options.verbose);
+    // The backend is settled here: the pipeline's first-picture trial of `auto` would reset the
+    // state given below.
+    if (chunk_run.processing.backend == Backend::automatic)
+      chunk_run.processing.backend = processor->lanes() > 0 ? Backend::cuda : Backend::cpu;
+    if (plan.analysis) processor->set_temporal_state(state);
+    run.line(fmt::format("render {}: {} on {}", task, describe_task(plan, task), processor->description()));
+    const RunSummary summary = run_pipeline(chunk_run, std::move(processor));
+    if (summary.interrupted) {
+      std::error_code ignored;
+      fs::remove(chunk_path(dir, task), ignored);
+      throw JobError(fmt::format("{}: render {} interrupted", dir, task));
+    }
+    if (summary.frames_out != chunk.frames) {
+      std::error_code ignored;
+      fs::remove(chunk_path(dir, task), ignored);
+      throw JobError(fmt::format("{}: task {} ({}) gave {} frames where the plan counted {}", in.input, task,
+                                 describe_task(plan, task), summary.frames_out, chunk.frames));
+    }
+    run.line(fmt::format("render {}: {:.1f} fps", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0));
+    return summary.frames_out;
+  });
+}
+
+namespace {
+
+// Why task `task` cannot be joined yet, or empty.
+std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
+  const std::optional<TaskState> state = read_task_state(dir, Stage::render, task);
+  const std::string what = fmt::format("task {} ({})", task, describe_task(plan, task));
+  const std::string rerun = fmt::format("hazefree job render {} --chunk {}", dir, task);
+  std::error_code error;
+  if (!state) return fmt::format("{} is missing: render it ({})", what, rerun);
+  if (state->plan != plan.id) return fmt::format("{} is stale (rendered for another plan): render it again ({})", what, rerun);
+  if (state->state == "failed") return fmt::format("{} failed ({}): render it again ({})", what, state->error, rerun);
+  if (state->state != "done") return fmt::format("{} is still {}", what, state->state);
+  if (state->frames != plan.tasks[static_cast<std::size_t>(task)].frames || !fs::exists(chunk_path(dir, task), error))
+    return fmt::format("{} is missing its chunk file: render it again ({})", what, rerun);
+  return {};
+}
+
+bool same_parameters(const AVCodecParameters& a, const AVCodecParameters& b) {
+  return a.codec_id == b.codec_id && a.width == b.width && a.height == b.height && a.format == b.format &&
+         a.extradata_size == b.extradata_size &&
+         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, static_cast<std::size_t>(a.extradata_size)) == 0);
+}
+
+void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options) {
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
+  std::error_code error;
+  const std::optional<TaskState> previous = read_task_state(dir, Stage::join, input);
+  if (previous && previous->state == "done" && previous->plan == plan.id && fs::exists(in.output, error)) {
+    if (!options.quiet) fmt::print(stderr, "hazefree: {}: already joined for this plan\n", in.output);
+    return;
+  }
+  for (const int task : in.chunks)
+    if (const std::string problem = chunk_problem(dir, plan, task); !problem.empty())
+      throw JobError(fmt::format("{}: cannot join {}: {}", dir, in.output, problem));
+  as_task(dir, plan, Stage::join, input, options, [&](TaskRun& run) -> std::int64_t {
+    check_input_unchanged(dir, in);
+    RunOptions settings = plan_settings(plan);
+    io::InputOptions source_options;
+    source_options.url = in.input;
+    source_options.other_streams_only = true;
+    source_options.decoder_threads = 1;
+    io::MediaReader source(source_options);
+    std::optional<io::PacketReader> chunk;
+    std::size_t next_chunk = 0;
+    auto open_next_chunk = [&]() -> bool {
+      if (next_chunk >= in.chunks.size()) return false;
+      const int task = in.chunks[next_chunk++];
+      chunk.reset();  // one chunk file open at a time, however many chunks
+      chunk.emplace(chunk_path(dir, task));
+      return true;
+    };
+    open_next_chunk();
+    io::PacketReader first(chunk_path(dir, in.chunks.front()));
+    io::OutputOptions output = settings.output_options;
+    output.url = in.output;
+    output.overwrite = plan.overwrite;
+    io::MediaWriter writer(output, source, first);
+    run.line(fmt::format("join {}: {} chunks -> {}", input, in.chunks.size(), in.output));
+
+    // Video from the chunks in order, the source's other packets once, interleaved by time.
+    io::Packet video = chunk->next();
+    io::Rational video_tb = chunk->time_base();
+    auto advance_video = [&] {
+      video = chunk->next();
+      while (!video && open_next_chunk()) {
+        if (!same_parameters(*chunk->codec_parameters(), *first.codec_parameters()))
+          throw JobError(fmt::format("{}: task {} was encoded with other codec parameters than task {}: render both again",
+                                     dir, in.chunks[next_chunk - 1], in.chunks.front()));
+        video_tb = chunk->time_base();
+        video = chunk->next();
+      }
+    };
+    auto next_source_packet = [&]() -> io::Packet {
+      for (;;) {
+        const io::MediaReader::Item item = source.read();
+        if (item == io::MediaReader::Item::end) return nullptr;
+        if (item == io::MediaReader::Item::packet) return source.take_packet();
+      }
+    };
+    io::Packet other = next_source_packet();
+    auto time_of = [](const AVPacket& p) { return p.dts != AV_NOPTS_VALUE ? p.dts : p.pts; };
+    std::int64_t video_packets = 0;
+    while (video || other) {
+      bool take_video = video != nullptr;
+      if (video && other) {
+        const AVRational other_tb = source.format_context()->streams[other->stream_index]->time_base;
+        const std::int64_t other_time = time_of(*other);
+        take_video = other_time == AV_NOPTS_VALUE ||
+                     av_compare_ts(time_of(*video), AVRational{video_tb.num, video_tb.den}, other_time, other_tb) <= 0;
+      }
+      if (take_video) {
+        writer.write_video_packet(std::move(video), video_tb);
+        ++video_packets;
+        advance_video();
+      } else {
+        writer.write_packet(std::move(other));
+        other = next_source_packet();
+      }
+    }
+    if (video_packets != in.frames)
+      throw JobError(fmt::format("{}: the chunks hold {} frames where the input has {}", in.output, video_packets, in.frames));
+    chunk.reset();
+    writer.finish();
+    return video_packets;
+  });
+}
+
+bool process_alive(const TaskState& s) {
+  if (s.host != host_name() || s.pid <= 0) return true;  // another host: trust it
+  return ::kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM;
+}
+
+// "done", "running", "failed", "missing", "stale", "interrupted" for one task of one stage.
+std::string state_word(const Plan& plan, const std::optional<TaskState>& s) {
+  if (!s) return "missing";
+  if (s->plan != plan.id) return "stale";
+  if (s->state == "running" && !process_alive(*s)) return "interrupted";
+  return s->state;
+}
+
+}  // namespace
+
+void join_outputs(const std::string& dir, int input, const StageOptions& options) {
+  const Plan plan = load_plan(dir);
+  if (input >= static_cast<int>(plan.inputs.size()))
+    throw JobError(fmt::format("{}: input {} is out of range (the job has inputs 0 to {})", dir, input, plan.inputs.size() - 1));
+  if (input >= 0) return join_input(dir, plan, input, options);
+  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i) join_input(dir, plan, i, options);
+}
+
+std::string job_status(const std::string& dir, bool as_json) {
+  const Plan plan = load_plan(dir);
+  json j;
+  j["dir"] = dir;
+  j["plan"] = plan.id;
+  j["made_by"] = plan.made_by;
+  std::string text = fmt::format("job {} (plan {}, {} tasks, {} inputs)\n", dir, plan.id, plan.tasks.size(), plan.inputs.size());
+  text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12}\n", "task", "chunk", "frames", "analyze", "render");
+  int done = 0;
+  for (const ChunkPlan& c : plan.tasks) {
+    const std::optional<TaskState> a = read_task_state(dir, Stage::analyze, c.task);
+    const std::optional<TaskState> r = read_task_state(dir, Stage::render, c.task);
+    const bool needs_analysis = plan.analysis && !c.to_end;
+    const std::string analyze = needs_analysis ? state_word(plan, a) : (a ? state_word(plan, a) : "not needed");
+    std::string render = state_word(plan, r);
+    if (render == "done" && !chunk_problem(dir, plan, c.task).empty()) render = "missing";
+    if (render == "done") ++done;
+    json t{{"task", c.task}, {"input", c.input}, {"chunk", c.number}, {"first_frame", c.first_frame},
+           {"frames", c.frames}, {"analyze", analyze}, {"render", render}};
+    for (const auto& [stage, s] : {std::pair{"analyze", a}, std::pair{"render", r}}) {
+      if (s && s->state == "failed" && s->plan == plan.id) t[std::string(stage) + "_error"] = s->error;
+      if (s && s->state == "running" && s->plan == plan.id) t[std::string(stage) + "_host"] = fmt::format("{} pid {}", s->host, s->pid);
+    }
+    t["log"] = log_path(dir, Stage::render, c.task);
+    j["tasks"].push_back(t);
+    text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12}\n", c.task, describe_task(plan, c.task), c.frames, analyze, render);
+    for (const auto& [stage, s] : {std::pair{Stage::analyze, a}, std::pair{Stage::render, r}}) {
+      if (s && s->state == "failed" && s->plan == plan.id)
+        text += fmt::format("       {} failed: {} (log: {})\n", to_string(stage), s->error, log_path(dir, stage, c.task));
+      if (s && s->state == "running" && s->plan == plan.id && process_alive(*s))
+        text += fmt::format("       {} running on {} (pid {})\n", to_string(stage), s->host, s->pid);
+    }
+  }
+  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i) {
+    const InputPlan& in = plan.inputs[static_cast<std::size_t>(i)];
+    const std::optional<TaskState> s = read_task_state(dir, Stage::join, i);
+    const std::string word = state_word(plan, s);
+    j["joins"].push_back({{"input", in.input}, {"output", in.output}, {"state", word}});
+    text += fmt::format("join {} -> {}: {}\n", fs::path(in.input).filename().string(), in.output, word);
+    if (s && s->state == "failed" && s->plan == plan.id) text += fmt::format("       failed: {}\n", s->error);
+  }
+  j["rendered"] = done;
+  text += fmt::format("{} of {} chunks rendered\n", done, plan.tasks.size());
+  return as_json ? j.dump(2) + "\n" : text;
+}
+
+bool job_complete(const std::string& dir) {
+  const Plan plan = load_plan(dir);
+  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i)
+    if (state_word(plan, read_task_state(dir, Stage::join, i)) != "done") return false;
+  return true;
+}
+
+}  // namespace hazefree::jobs

@@ -1,0 +1,243 @@
+// Jobs end to end (SPEC 8): a clip with scene cuts, open GOPs, B-frames and audio, cut into
+// chunks in every way the tests can think of, must give frames identical to the single run
+// (lossless FFV1 outputs, decoded and compared frame by frame), the same timestamps and the same
+// audio packets. The stages run as the commands a scheduler runs, in any order, twice, and with
+// bad input.
+#include <doctest/doctest.h>
+
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/media_reader.hpp"
+#include "jobs/job_test_support.hpp"
+#include "pipeline/run_command.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using hazefree::test::run_hazefree;
+
+namespace hazefree::test {
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// The single run's output of `clip` with `options`, made once per option set.
+const std::string& single_run(const std::string& clip, const std::string& options) {
+  static std::map<std::string, std::string> made;
+  auto it = made.find(options);
+  if (it != made.end()) return it->second;
+  const std::string out = temp_dir("jobs-single-" + std::to_string(made.size())) + "/single.mkv";
+  const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + q(clip) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  return made.emplace(options, out).first->second;
+}
+
+void check_identical(const std::string& expected, const std::string& actual) {
+  const DecodedMedia a = decode_media(expected), b = decode_media(actual);
+  REQUIRE(a.frame_hashes.size() > 0);
+  CHECK(b.frame_hashes.size() == a.frame_hashes.size());
+  CHECK(b.frame_hashes == a.frame_hashes);
+  CHECK(b.pts_us == a.pts_us);
+  CHECK(b.audio_packets == a.audio_packets);
+  CHECK(b.audio_packets.size() > 0);
+}
+
+// `--chunks`-style runs of the local runner, whose results must equal the single run's.
+void check_local_job(const std::string& clip, const std::string& options, const std::string& cut) {
+  CAPTURE(options);
+  CAPTURE(cut);
+  const std::string& single = single_run(clip, options);
+  const std::string dir = temp_dir("jobs-local-" + std::to_string(std::hash<std::string>{}(options + cut)));
+  const std::string out = dir + "/chunked.mkv";
+  const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + cut + " " + q(clip) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(single, out);
+  // The default job directory is gone once the job succeeded.
+  CHECK_FALSE(fs::exists(dir + "/.chunked.mkv.hazefree-job"));
+}
+
+}  // namespace
+
+TEST_CASE("job chunks: DCP frames identical to the single run for 1, 2, 3 and 7 chunks") {
+  const TestClip& clip = test_clip();
+  for (const char* cut : {"--chunks 1", "--chunks 2", "--chunks 3", "--chunks 7"})
+    check_local_job(clip.path, "--backend cpu", cut);
+}
+
+TEST_CASE("job chunks: boundaries on a cut, next to a cut, and one-frame chunks") {
+  const TestClip& clip = test_clip();
+  // Cuts at frames 30 and 50: chunks starting at each cut, one frame after the first (a chunk of
+  // one frame at the cut), one frame before the second, and two keyframes in a row at 60, 61.
+  for (const int k : {30, 31, 49, 50, 60, 61}) {
+    CAPTURE(k);
+    REQUIRE(std::find(clip.keyframes.begin(), clip.keyframes.end(), k) != clip.keyframes.end());
+  }
+  const std::string starts = "--chunk-starts 30,31,49,50,60,61";
+  check_local_job(clip.path, "--backend cpu", starts);
+  check_local_job(clip.path, "--backend cpu --mode he --set he.temporal=0.3", starts);
+}
+
+TEST_CASE("job chunks: HE with he.temporal and AHE frames identical to the single run") {
+  const TestClip& clip = test_clip();
+  for (const char* cut : {"--chunks 3", "--chunks 7"}) {
+    check_local_job(clip.path, "--backend cpu --mode he --set he.temporal=0.3", cut);
+    check_local_job(clip.path, "--backend cpu --mode he --color rgb --set he.temporal=0.6", cut);
+  }
+  check_local_job(clip.path, "--backend cpu --mode ahe --window 15 --clip 2", "--chunks 3");
+}
+
+TEST_CASE("job chunks: an H.264 mp4 output joins into one valid file with the single run's timestamps") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-h264");
+  const CommandResult single = run_hazefree("-q -y --backend cpu " + q(clip.path) + " " + q(dir + "/single.mp4"));
+  REQUIRE_MESSAGE(single.status == 0, single.err);
+  const CommandResult job = run_hazefree("-q -y --backend cpu --chunks 4 " + q(clip.path) + " " + q(dir + "/job.mp4"));
+  REQUIRE_MESSAGE(job.status == 0, job.err);
+  const DecodedMedia a = decode_media(dir + "/single.mp4"), b = decode_media(dir + "/job.mp4");
+  CHECK(b.frame_hashes.size() == static_cast<std::size_t>(clip.frames));
+  CHECK(b.pts_us == a.pts_us);
+  CHECK(b.audio_packets == a.audio_packets);
+}
+
+TEST_CASE("job stages: tasks in any order with the index from the environment; join refuses a missing chunk") {
+  const TestClip& clip = test_clip();
+  const std::string options = "--backend cpu --mode dcp";
+  const std::string& single = single_run(clip.path, options);
+  const std::string dir = temp_dir("jobs-stages") + "/job";
+  const std::string out = temp_dir("jobs-stages") + "/out.mkv";
+  fs::remove(out);
+  CommandResult r = run_hazefree("job plan -q " + q(dir) + " " + q(clip.path) + " " + q(out) + " " + options +
+                                 " --encoder ffv1 --chunks 5");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const int tasks = job_task_count(dir);
+  REQUIRE(tasks >= 4);
+  // Analyses from the last index to the first, as SLURM_ARRAY_TASK_ID would give them.
+  for (int k = tasks - 1; k >= 0; --k) {
+    r = run_hazefree_with_env("SLURM_ARRAY_TASK_ID=" + std::to_string(k), "job analyze -q " + q(dir));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+  }
+  // Renders in another order (Kubernetes' index), all but task 1, which one renders twice.
+  for (const int k : {2, 0, 3}) {
+    r = run_hazefree_with_env("JOB_COMPLETION_INDEX=" + std::to_string(k), "job render -q " + q(dir));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+  }
+  for (int k = 4; k < tasks; ++k) REQUIRE(run_hazefree("job render -q " + q(dir) + " --chunk " + std::to_string(k)).status == 0);
+  r = run_hazefree("job join -q " + q(dir));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("task 1 ") != std::string::npos);
+  CHECK(r.err.find("missing") != std::string::npos);
+  CHECK(hazefree::test::own_error_lines(r.err) == 1);
+  CHECK_FALSE(fs::exists(out));
+  r = run_hazefree("job status " + q(dir));
+  CHECK(r.status == 0);
+  CHECK(r.out.find("missing") != std::string::npos);
+  r = run_hazefree("job status --json " + q(dir));
+  CHECK(r.out.find("\"render\": \"missing\"") != std::string::npos);
+  for (int twice = 0; twice < 2; ++twice)
+    REQUIRE(run_hazefree("job render -q " + q(dir) + " --chunk 1").status == 0);
+  r = run_hazefree("job join -q " + q(dir));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(single, out);
+  r = run_hazefree("job status --json " + q(dir));
+  CHECK(r.out.find("missing") == std::string::npos);
+  CHECK(r.out.find("\"state\": \"done\"") != std::string::npos);
+}
+
+TEST_CASE("job stages: several inputs in one job, their chunks scheduled together, longest first") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-multi");
+  const std::string short_clip = dir + "/short.mkv";
+  // The first 20 frames of the clip, with its audio.
+  REQUIRE(run_program("ffmpeg -v error -y -i " + q(clip.path) + " -frames:v 20 -c copy " + q(short_clip)) == 0);
+  fs::remove_all(dir + "/job");
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/a.mkv") + " " +
+                                 q(short_clip) + " " + q(dir + "/b.mkv") + " -y --backend cpu --encoder ffv1 --chunks 2");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const int tasks = job_task_count(dir + "/job");
+  std::vector<long> frames;
+  for (int k = 0; k < tasks; ++k) frames.push_back(job_task_frames(dir + "/job", k));
+  CHECK(std::is_sorted(frames.rbegin(), frames.rend()));  // longest first
+  for (const char* stage : {"analyze", "render"})
+    for (int k = 0; k < tasks; ++k)
+      REQUIRE(run_hazefree(std::string("job ") + stage + " -q " + q(dir + "/job") + " --chunk " + std::to_string(k)).status == 0);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(single_run(clip.path, "--backend cpu"), dir + "/a.mkv");
+  const CommandResult single_short = run_hazefree("-q -y --backend cpu --encoder ffv1 " + q(short_clip) + " " + q(dir + "/b1.mkv"));
+  REQUIRE(single_short.status == 0);
+  check_identical(dir + "/b1.mkv", dir + "/b.mkv");
+}
+
+TEST_CASE("job errors: one line and a non-zero status for every bad input") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-errors");
+  fs::remove_all(dir + "/job");
+  struct Case {
+    std::string arguments;
+    int status;
+    std::string says;
+  };
+  const std::string not_media = dir + "/notes.txt";
+  std::ofstream(not_media) << "not a video\n";
+  const std::vector<Case> before_plan = {
+      {"job plan " + q(dir + "/j1") + " " + q(dir + "/missing.mp4") + " " + q(dir + "/o.mkv"), 1, "missing.mp4"},
+      {"job plan " + q(dir + "/j2") + " " + q(not_media) + " " + q(dir + "/o.mkv"), 1, "notes.txt"},
+      {"job plan " + q(dir + "/j3") + " " + q(dir) + " " + q(dir + "/o.mkv"), 1, "directory"},
+      {"job plan " + q(dir + "/j4") + " " + q(clip.path), 2, "pairs"},
+      {"job plan " + q(dir + "/j5") + " " + q(clip.path) + " " + q(dir + "/o.mkv") + " --chunk-starts 1", 1, "not a keyframe"},
+      {"job analyze " + q(dir + "/none"), 1, "no such job directory"},
+      {"job frobnicate " + q(dir), 2, "unknown stage"},
+      {"--chunks 3 --live " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "live"},
+  };
+  for (const Case& c : before_plan) {
+    CAPTURE(c.arguments);
+    const CommandResult r = run_hazefree(c.arguments);
+    CHECK(r.status == c.status);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(own_error_lines(r.err) == 1);
+  }
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/o.mkv") +
+                                 " --backend cpu --chunks 3");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  r = run_hazefree("job render " + q(dir + "/job") + " --chunk 99");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("out of range") != std::string::npos);
+  CHECK(own_error_lines(r.err) == 1);
+  r = run_hazefree_with_env("SLURM_ARRAY_TASK_ID=7x", "job analyze " + q(dir + "/job"));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("SLURM_ARRAY_TASK_ID") != std::string::npos);
+  r = run_hazefree("job render " + q(dir + "/job"));  // no index anywhere
+  CHECK(r.status == 1);
+  CHECK(r.err.find("--chunk") != std::string::npos);
+  // A job directory of another version.
+  {
+    std::ifstream in(dir + "/job/plan.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = text.find("\"version\": 1");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 12, "\"version\": 0");
+    std::ofstream(dir + "/job/plan.json") << text;
+  }
+  for (const char* stage : {"analyze", "render", "join", "status"}) {
+    CAPTURE(stage);
+    r = run_hazefree(std::string("job ") + stage + " " + q(dir + "/job") + (std::string(stage) == "analyze" || std::string(stage) == "render" ? " --chunk 0" : ""));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("plan the job again") != std::string::npos);
+    CHECK(own_error_lines(r.err) == 1);
+  }
+}
+
+}  // namespace hazefree::test
