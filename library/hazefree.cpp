@@ -10,6 +10,7 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <regex>
 
 #include "io/media_reader.hpp"
 #include "kernels/color_convert.hpp"
@@ -39,6 +40,44 @@ std::string key_of_message(const std::string& message) {
   }
   const auto end = message.find_first_of(" :=");
   return message.substr(0, end);
+}
+
+// The typed description of a key's value (ConfigKeyInfo::kind and what goes with it), from the
+// table's kind and its range text: "[0, 1000]", "(0, inf)", "odd numbers in [3, 8191]",
+// "dcp, he, ahe".
+void describe_value(const ConfigKey& key, ConfigKeyInfo& info) {
+  switch (key.kind) {
+    case ConfigKind::integer: info.kind = ConfigKeyInfo::Kind::integer; break;
+    case ConfigKind::number: info.kind = ConfigKeyInfo::Kind::number; break;
+    case ConfigKind::boolean: info.kind = ConfigKeyInfo::Kind::boolean; break;
+    case ConfigKind::choice: info.kind = ConfigKeyInfo::Kind::choice; break;
+    case ConfigKind::text: info.kind = ConfigKeyInfo::Kind::text; break;
+  }
+  const std::string& name = key.name;
+  info.processor_key = name != "side_by_side" && name.rfind("input.", 0) != 0 && name.rfind("output.", 0) != 0 &&
+                       name.rfind("pipeline.", 0) != 0;
+  if (info.kind == ConfigKeyInfo::Kind::choice) {
+    std::size_t start = 0;
+    for (;;) {
+      const auto comma = key.range.find(", ", start);
+      info.choices.push_back(key.range.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+  }
+  if (info.kind != ConfigKeyInfo::Kind::integer && info.kind != ConfigKeyInfo::Kind::number) return;
+  static const std::regex interval(R"(([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])]))");
+  std::smatch m;
+  if (!std::regex_search(key.range, m, interval)) return;
+  auto bound = [](const std::string& text) {
+    if (text == "inf" || text == "+inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    return std::stod(text);
+  };
+  info.minimum = bound(m[2]);
+  info.maximum = bound(m[3]);
+  info.minimum_excluded = m[1] == "(";
+  info.maximum_excluded = m[4] == ")";
 }
 
 // Options by key -> the run's options, every error as OptionError naming the key.
@@ -137,7 +176,15 @@ const std::vector<ConfigKeyInfo>& configuration_keys() {
   static const std::vector<ConfigKeyInfo> keys = [] {
     const RunOptions defaults;
     std::vector<ConfigKeyInfo> list;
-    for (const ConfigKey& k : config_keys()) list.push_back({k.name, k.help, k.range, unquote(k.get(defaults))});
+    for (const ConfigKey& k : config_keys()) {
+      ConfigKeyInfo info;
+      info.name = k.name;
+      info.help = k.help;
+      info.range = k.range;
+      info.default_value = unquote(k.get(defaults));
+      describe_value(k, info);
+      list.push_back(std::move(info));
+    }
     return list;
   }();
   return keys;
