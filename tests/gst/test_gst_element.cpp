@@ -1,0 +1,577 @@
+// The GStreamer element `hazefree`: its properties against the options table, caps negotiation
+// and refusal, exactness (HE on grey stills against cv::equalizeHist, DCP on the sample clip
+// against the command line, frame by frame), the temporal state's resets on flush, new segment
+// and new stream, EOS; in process through GstHarness and end to end through gst-launch-1.0.
+#include <doctest/doctest.h>
+
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <hazefree/hazefree.hpp>
+
+#include "io/media_reader.hpp"
+#include "support/test_support.hpp"
+
+#ifdef HAZEFREE_HAVE_OPENCV
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The plugin of this build, found through GST_PLUGIN_PATH (gst-launch-1.0 children inherit it).
+void init_gstreamer() {
+  static const bool done = [] {
+    setenv("GST_PLUGIN_PATH", HAZEFREE_GST_PLUGIN_DIR, 1);
+    setenv("GST_REGISTRY_1_0", HAZEFREE_GST_PLUGIN_DIR "/registry.bin", 1);
+    gst_init(nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+  GstElementFactory* factory = gst_element_factory_find("hazefree");
+  REQUIRE_MESSAGE(factory != nullptr, "the hazefree element is not in " HAZEFREE_GST_PLUGIN_DIR);
+  gst_object_unref(factory);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Launched {
+  int status = -1;
+  std::string err;
+};
+
+// gst-launch-1.0 with `pipeline` (shell words), bounded by `timeout` seconds.
+Launched gst_launch(const std::string& pipeline, int seconds = 120) {
+  const std::string dir = hazefree::test::temp_dir("gst-launch-" + std::to_string(getpid()));
+  const std::string err = dir + "/stderr";
+  const std::string command = "timeout " + std::to_string(seconds) + " gst-launch-1.0 -q " + pipeline +
+                              " >'" + dir + "/stdout' 2>'" + err + "' </dev/null";
+  const int raw = std::system(command.c_str());
+  Launched result;
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  result.err = slurp(err) + slurp(dir + "/stdout");  // gst-launch prints bus errors on stdout or stderr
+  return result;
+}
+
+// A buffer of `bytes` bytes holding `content`.
+GstBuffer* make_buffer(std::size_t bytes, const std::vector<std::uint8_t>& content) {
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, bytes, nullptr);
+  gst_buffer_fill(buffer, 0, content.data(), std::min(bytes, content.size()));
+  return buffer;
+}
+
+std::vector<std::uint8_t> buffer_bytes(GstBuffer* buffer) {
+  std::vector<std::uint8_t> bytes(gst_buffer_get_size(buffer));
+  gst_buffer_extract(buffer, 0, bytes.data(), bytes.size());
+  return bytes;
+}
+
+// A harness around one hazefree element made from a launch line ("hazefree mode=he ...").
+struct Harness {
+  GstHarness* h;
+  explicit Harness(const std::string& launch, const std::string& caps) {
+    h = gst_harness_new_parse(launch.c_str());
+    REQUIRE(h != nullptr);
+    gst_harness_set_src_caps_str(h, caps.c_str());
+  }
+  ~Harness() { gst_harness_teardown(h); }
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  std::vector<std::uint8_t> process(const std::vector<std::uint8_t>& frame) {
+    REQUIRE(gst_harness_push(h, make_buffer(frame.size(), frame)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(h);
+    REQUIRE(out != nullptr);
+    std::vector<std::uint8_t> bytes = buffer_bytes(out);
+    gst_buffer_unref(out);
+    return bytes;
+  }
+};
+
+// Tightly packed I420 of a hazy-looking scene: `level` sets how bright the haze is.
+std::vector<std::uint8_t> i420_scene(int width, int height, int level, unsigned seed) {
+  std::mt19937 random(seed);
+  std::vector<std::uint8_t> frame(static_cast<std::size_t>(width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2)));
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      frame[static_cast<std::size_t>(y * width + x)] =
+          static_cast<std::uint8_t>(std::min(235, level + (x * 40) / width + static_cast<int>(random() % 20)));
+  for (std::size_t i = static_cast<std::size_t>(width * height); i < frame.size(); ++i)
+    frame[i] = static_cast<std::uint8_t>(120 + random() % 16);
+  return frame;
+}
+
+// The pictures of a y4m file (C420 layouts: each FRAME's bytes).
+std::vector<std::string> y4m_frames(const std::string& bytes, std::size_t frame_bytes) {
+  std::vector<std::string> frames;
+  std::size_t at = bytes.find('\n');
+  while (at != std::string::npos && at + 1 < bytes.size()) {
+    const std::size_t header_end = bytes.find('\n', at + 1);
+    if (header_end == std::string::npos || header_end + 1 + frame_bytes > bytes.size()) break;
+    frames.push_back(bytes.substr(header_end + 1, frame_bytes));
+    at = header_end + frame_bytes;
+  }
+  return frames;
+}
+
+const hazefree::ConfigKeyInfo* key_info(const std::string& name) {
+  for (const hazefree::ConfigKeyInfo& info : hazefree::configuration_keys())
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+std::string property_of(const std::string& key) {
+  std::string name = key.substr(key.rfind('.') + 1);
+  for (char& c : name)
+    if (c == '_') c = '-';
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("gst: the public key list describes each value's type, interval and choices") {
+  const hazefree::ConfigKeyInfo* omega = key_info("dcp.omega");
+  REQUIRE(omega != nullptr);
+  CHECK(omega->kind == hazefree::ConfigKeyInfo::Kind::number);
+  CHECK(omega->minimum == 0.0);
+  CHECK(omega->minimum_excluded);
+  CHECK(omega->maximum == 1.0);
+  CHECK_FALSE(omega->maximum_excluded);
+  CHECK(omega->processor_key);
+  const hazefree::ConfigKeyInfo* window = key_info("ahe.window");
+  REQUIRE(window != nullptr);
+  CHECK(window->kind == hazefree::ConfigKeyInfo::Kind::integer);
+  CHECK(window->minimum == 3.0);
+  CHECK(window->maximum == 8191.0);
+  const hazefree::ConfigKeyInfo* eps = key_info("dcp.gf_eps");
+  REQUIRE(eps != nullptr);
+  CHECK(std::isinf(eps->maximum));
+  CHECK(eps->maximum_excluded);
+  const hazefree::ConfigKeyInfo* mode = key_info("mode");
+  REQUIRE(mode != nullptr);
+  CHECK(mode->kind == hazefree::ConfigKeyInfo::Kind::choice);
+  CHECK(mode->choices == std::vector<std::string>{"dcp", "he", "ahe"});
+  CHECK(key_info("he.roi")->kind == hazefree::ConfigKeyInfo::Kind::text);
+  CHECK_FALSE(key_info("input.timeout")->processor_key);
+  CHECK_FALSE(key_info("output.crf")->processor_key);
+  CHECK_FALSE(key_info("side_by_side")->processor_key);
+  CHECK(key_info("threads")->processor_key);
+}
+
+TEST_CASE("gst: every key a Processor uses is a property, with the table's type, range and default") {
+  init_gstreamer();
+  GstElement* element = gst_element_factory_make("hazefree", nullptr);
+  REQUIRE(element != nullptr);
+  GObjectClass* klass = G_OBJECT_GET_CLASS(element);
+  // Each property's nick is its key; the keys of the file run (input.*, ...) are none of them.
+  std::vector<std::string> nicks;
+  guint count = 0;
+  GParamSpec** specs = g_object_class_list_properties(klass, &count);
+  for (guint i = 0; i < count; ++i) nicks.push_back(g_param_spec_get_nick(specs[i]));
+  g_free(specs);
+  int checked = 0;
+  for (const hazefree::ConfigKeyInfo& info : hazefree::configuration_keys()) {
+    GParamSpec* spec = g_object_class_find_property(klass, property_of(info.name).c_str());
+    INFO("key " << info.name);
+    if (!info.processor_key) {
+      CHECK(std::find(nicks.begin(), nicks.end(), info.name) == nicks.end());
+      continue;
+    }
+    REQUIRE(spec != nullptr);
+    CHECK(std::string(g_param_spec_get_nick(spec)) == info.name);
+    switch (info.kind) {
+      case hazefree::ConfigKeyInfo::Kind::integer: {
+        REQUIRE(G_IS_PARAM_SPEC_INT(spec));
+        const GParamSpecInt* p = G_PARAM_SPEC_INT(spec);
+        CHECK(p->default_value == std::stoi(info.default_value));
+        CHECK(p->minimum == static_cast<int>(info.minimum));
+        CHECK(p->maximum == static_cast<int>(info.maximum));
+        break;
+      }
+      case hazefree::ConfigKeyInfo::Kind::number: {
+        REQUIRE(G_IS_PARAM_SPEC_DOUBLE(spec));
+        const GParamSpecDouble* p = G_PARAM_SPEC_DOUBLE(spec);
+        CHECK(static_cast<float>(p->default_value) == std::stof(info.default_value));
+        CHECK(p->minimum == info.minimum);
+        if (!std::isinf(info.maximum)) CHECK(p->maximum == info.maximum);
+        break;
+      }
+      case hazefree::ConfigKeyInfo::Kind::choice: {
+        REQUIRE(G_IS_PARAM_SPEC_ENUM(spec));
+        GEnumClass* values = G_PARAM_SPEC_ENUM(spec)->enum_class;
+        REQUIRE(values->n_values == info.choices.size());
+        for (guint i = 0; i < values->n_values; ++i) CHECK(values->values[i].value_nick == info.choices[i]);
+        CHECK(values->values[G_PARAM_SPEC_ENUM(spec)->default_value].value_nick == info.default_value);
+        break;
+      }
+      case hazefree::ConfigKeyInfo::Kind::boolean: CHECK(G_IS_PARAM_SPEC_BOOLEAN(spec)); break;
+      case hazefree::ConfigKeyInfo::Kind::text: CHECK(G_IS_PARAM_SPEC_STRING(spec)); break;
+    }
+    ++checked;
+  }
+  CHECK(checked >= 20);
+  // Ranges as the specification writes them.
+  CHECK(G_PARAM_SPEC_INT(g_object_class_find_property(klass, "window"))->minimum == 3);
+  CHECK(G_PARAM_SPEC_INT(g_object_class_find_property(klass, "window"))->maximum == 8191);
+  CHECK(G_PARAM_SPEC_INT(g_object_class_find_property(klass, "patch-radius"))->default_value == 7);
+  CHECK(G_PARAM_SPEC_DOUBLE(g_object_class_find_property(klass, "omega"))->maximum == 1.0);
+  // Values set as properties are the keys' values.
+  g_object_set(element, "mode", 2, "window", 127, "clip", 2.5, "roi", "1,2,30,40", nullptr);
+  gint window = 0;
+  gdouble clip = 0;
+  gchar* roi = nullptr;
+  gint mode = 0;
+  g_object_get(element, "mode", &mode, "window", &window, "clip", &clip, "roi", &roi, nullptr);
+  CHECK(mode == 2);
+  CHECK(window == 127);
+  CHECK(clip == 2.5);
+  CHECK(std::string(roi) == "1,2,30,40");
+  g_free(roi);
+  gst_object_unref(element);
+
+  const Launched inspect = [] {
+    Launched r;
+    const std::string dir = hazefree::test::temp_dir("gst-inspect-" + std::to_string(getpid()));
+    r.status = std::system(("gst-inspect-1.0 hazefree >'" + dir + "/out' 2>&1").c_str());
+    r.err = slurp(dir + "/out");
+    return r;
+  }();
+  CHECK(inspect.status == 0);
+  CHECK(inspect.err.find("patch-radius") != std::string::npos);
+  CHECK(inspect.err.find("key dcp.patch_radius") != std::string::npos);
+}
+
+TEST_CASE("gst: I420, NV12 and GRAY8 are negotiated and processed, other sizes included") {
+  init_gstreamer();
+  struct Case {
+    const char* format;
+    int width, height;
+  };
+  const Case cases[] = {{"I420", 64, 48}, {"NV12", 33, 17}, {"GRAY8", 1, 1}, {"GRAY8", 3, 2}, {"I420", 5, 3}};
+  for (const Case& c : cases) {
+    INFO(c.format << " " << c.width << "x" << c.height);
+    const std::string caps_text = std::string("video/x-raw,format=") + c.format + ",width=" + std::to_string(c.width) +
+                                  ",height=" + std::to_string(c.height) + ",framerate=25/1";
+    GstVideoInfo info;
+    GstCaps* given = gst_caps_from_string(caps_text.c_str());
+    REQUIRE(gst_video_info_from_caps(&info, given));
+    gst_caps_unref(given);
+    for (const char* mode : {"dcp", "he", "ahe"}) {
+      Harness harness(std::string("hazefree backend=cpu window=3 mode=") + mode, caps_text);
+      std::vector<std::uint8_t> frame(GST_VIDEO_INFO_SIZE(&info));
+      for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(16 + (i * 37) % 200);
+      const std::vector<std::uint8_t> out = harness.process(frame);
+      CHECK(out.size() == frame.size());
+      GstCaps* caps = gst_pad_get_current_caps(harness.h->sinkpad);
+      REQUIRE(caps != nullptr);
+      CHECK(std::string(gst_structure_get_string(gst_caps_get_structure(caps, 0), "format")) == c.format);
+      gst_caps_unref(caps);
+    }
+  }
+}
+
+namespace {
+
+// Runs `launch` until EOS or an error; the bus's warnings and errors as "source: text" lines.
+std::vector<std::string> bus_messages(GstElement* pipeline) {
+  std::vector<std::string> lines;
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  for (;;) {
+    GstMessage* message = gst_bus_timed_pop_filtered(
+        bus, 20 * GST_SECOND,
+        static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING | GST_MESSAGE_EOS));
+    if (!message) {
+      lines.push_back("(timed out)");
+      break;
+    }
+    const GstMessageType type = GST_MESSAGE_TYPE(message);
+    if (type != GST_MESSAGE_EOS) {
+      GError* error = nullptr;
+      if (type == GST_MESSAGE_ERROR) gst_message_parse_error(message, &error, nullptr);
+      else gst_message_parse_warning(message, &error, nullptr);
+      lines.push_back(std::string(type == GST_MESSAGE_ERROR ? "error " : "warning ") +
+                      GST_OBJECT_NAME(GST_MESSAGE_SRC(message)) + ": " + error->message);
+      g_error_free(error);
+    }
+    gst_message_unref(message);
+    if (type != GST_MESSAGE_WARNING) break;
+  }
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("gst: a format it cannot take is refused with a clear message on the bus") {
+  init_gstreamer();
+  const std::string why = "hazefree takes I420, NV12 or GRAY8 video, not RGB: put videoconvert before it";
+  SUBCASE("upstream asks first (most elements): a warning that says why, then upstream's error") {
+    GstElement* pipeline = gst_pipeline_new(nullptr);
+    GstElement* source = gst_element_factory_make("videotestsrc", nullptr);
+    GstElement* rgb = gst_element_factory_make("capsfilter", nullptr);
+    GstElement* filter = gst_element_factory_make("hazefree", "filter");
+    GstElement* sink = gst_element_factory_make("fakesink", nullptr);
+    GstCaps* caps = gst_caps_from_string("video/x-raw,format=RGB,width=64,height=48");
+    g_object_set(source, "num-buffers", 3, nullptr);
+    g_object_set(rgb, "caps", caps, nullptr);
+    gst_caps_unref(caps);
+    gst_bin_add_many(GST_BIN(pipeline), source, rgb, filter, sink, nullptr);
+    REQUIRE(gst_element_link(source, rgb));
+    // Linked without a check, as a pad that appears at run time may be.
+    REQUIRE(gst_element_link_pads_full(rgb, "src", filter, "sink", GST_PAD_LINK_CHECK_NOTHING));
+    REQUIRE(gst_element_link_pads_full(filter, "src", sink, "sink", GST_PAD_LINK_CHECK_NOTHING));
+    const std::vector<std::string> lines = bus_messages(pipeline);
+    INFO("bus: " << lines.size() << " messages, first: " << (lines.empty() ? "" : lines[0]));
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "warning filter: " + why);
+    CHECK(lines[1].rfind("error ", 0) == 0);  // upstream's not-negotiated
+  }
+  SUBCASE("caps sent without asking: an error that says why") {
+    // appsrc ! hazefree, linked without a check: appsrc sends its caps as they are.
+    GstElement* pipeline = gst_pipeline_new(nullptr);
+    GstElement* source = gst_element_factory_make("appsrc", nullptr);
+    GstElement* filter = gst_element_factory_make("hazefree", "filter");
+    GstElement* sink = gst_element_factory_make("fakesink", nullptr);
+    GstCaps* caps = gst_caps_from_string("video/x-raw,format=RGB,width=4,height=2,framerate=25/1");
+    g_object_set(source, "caps", caps, "format", GST_FORMAT_TIME, nullptr);
+    gst_caps_unref(caps);
+    gst_bin_add_many(GST_BIN(pipeline), source, filter, sink, nullptr);
+    REQUIRE(gst_element_link_pads_full(source, "src", filter, "sink", GST_PAD_LINK_CHECK_NOTHING));
+    REQUIRE(gst_element_link_pads_full(filter, "src", sink, "sink", GST_PAD_LINK_CHECK_NOTHING));
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    GstFlowReturn flow = GST_FLOW_OK;
+    g_signal_emit_by_name(source, "push-buffer", gst_buffer_new_allocate(nullptr, 4 * 2 * 3, nullptr), &flow);
+    g_signal_emit_by_name(source, "end-of-stream", &flow);
+    const std::vector<std::string> lines = bus_messages(pipeline);
+    REQUIRE(!lines.empty());
+    CHECK(lines[0] == "error filter: " + why);
+  }
+}
+
+TEST_CASE("gst: gst-launch-1.0 refuses to link it to a format it cannot take, and videoconvert before it works") {
+  init_gstreamer();
+  const Launched refused = gst_launch(
+      "videotestsrc num-buffers=3 ! capsfilter caps=video/x-raw,format=RGB,width=64,height=48 ! hazefree ! fakesink");
+  CHECK(refused.status != 0);
+  CHECK(refused.err.find("could not link") != std::string::npos);
+  CHECK(refused.err.find("hazefree") != std::string::npos);
+  const Launched converted = gst_launch(
+      "videotestsrc num-buffers=3 ! video/x-raw,format=RGB,width=64,height=48 ! videoconvert ! hazefree backend=cpu "
+      "! fakesink");
+  INFO(converted.err);
+  CHECK(converted.status == 0);
+}
+
+TEST_CASE("gst: a value outside its key's range is an error on the bus naming the key") {
+  init_gstreamer();
+  // omega's range is (0, 1]: 0 passes the property's closed spec, the library refuses it.
+  const Launched omega = gst_launch("videotestsrc num-buffers=2 ! video/x-raw,width=32,height=24 ! hazefree omega=0 "
+                                    "backend=cpu ! fakesink");
+  CHECK(omega.status != 0);
+  CHECK(omega.err.find("dcp.omega = 0 is outside (0, 1]") != std::string::npos);
+  const Launched window = gst_launch("videotestsrc num-buffers=2 ! video/x-raw,width=32,height=24 ! hazefree mode=ahe "
+                                     "window=4 backend=cpu ! fakesink");
+  CHECK(window.status != 0);
+  CHECK(window.err.find("ahe.window") != std::string::npos);
+  // Outside the property's own range: GLib refuses the value and the default stays.
+  GstElement* element = gst_element_factory_make("hazefree", nullptr);
+  GValue value = G_VALUE_INIT;
+  g_value_init(&value, G_TYPE_INT);
+  g_value_set_int(&value, 2000);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "patch-radius");
+  CHECK(g_param_value_validate(spec, &value));  // clamped: 2000 is not a valid patch-radius
+  CHECK(g_value_get_int(&value) == 1000);
+  g_value_unset(&value);
+  gst_object_unref(element);
+}
+
+TEST_CASE("gst: the temporal state restarts on flush, new segment and new stream, not otherwise") {
+  init_gstreamer();
+  const int width = 64, height = 48;
+  Harness harness("hazefree backend=cpu mode=dcp", "video/x-raw,format=I420,width=64,height=48,framerate=25/1");
+  // A bright haze, then darker pictures (not so dark that it counts as a scene cut): the
+  // atmospheric light moves towards them by at most a_max_step per frame, so the bright picture
+  // after them is processed with another light.
+  const std::vector<std::uint8_t> bright = i420_scene(width, height, 180, 1);
+  const std::vector<std::uint8_t> dark = i420_scene(width, height, 140, 2);
+  std::vector<std::vector<std::uint8_t>> first;
+  first.push_back(harness.process(bright));
+  for (int i = 0; i < 3; ++i) first.push_back(harness.process(dark));
+  // Without a reset the bright picture comes out differently: the state matters.
+  CHECK(harness.process(bright) != first[0]);
+
+  auto replay = [&] {
+    CHECK(harness.process(bright) == first[0]);
+    for (int i = 0; i < 3; ++i) CHECK(harness.process(dark) == first[static_cast<std::size_t>(i + 1)]);
+  };
+  SUBCASE("flush (a flushing seek)") {
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_flush_start()));
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_flush_stop(TRUE)));
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_segment(&segment)));
+    replay();
+  }
+  SUBCASE("new segment") {
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    segment.base = 10 * GST_SECOND;
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_segment(&segment)));
+    replay();
+  }
+  SUBCASE("new stream") {
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_stream_start("another")));
+    GstSegment segment;
+    gst_segment_init(&segment, GST_FORMAT_TIME);
+    CHECK(gst_harness_push_event(harness.h, gst_event_new_segment(&segment)));
+    replay();
+  }
+}
+
+TEST_CASE("gst: EOS passes through after the last frame, and a pipeline ends cleanly") {
+  init_gstreamer();
+  Harness harness("hazefree backend=cpu mode=he", "video/x-raw,format=GRAY8,width=16,height=8,framerate=25/1");
+  std::vector<std::uint8_t> frame(16 * 8);
+  for (std::size_t i = 0; i < frame.size(); ++i) frame[i] = static_cast<std::uint8_t>(i);
+  harness.process(frame);
+  CHECK(gst_harness_push_event(harness.h, gst_event_new_eos()));
+  bool eos = false;
+  while (GstEvent* event = gst_harness_try_pull_event(harness.h)) {
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) eos = true;
+    gst_event_unref(event);
+  }
+  CHECK(eos);
+  const Launched run = gst_launch("videotestsrc num-buffers=20 ! video/x-raw,format=NV12,width=96,height=64 ! "
+                                  "hazefree backend=cpu ! fakesink sync=false");
+  INFO(run.err);
+  CHECK(run.status == 0);
+}
+
+#ifdef HAZEFREE_HAVE_OPENCV
+TEST_CASE("gst: HE on grey stills equals OpenCV's equalizeHist (harness, and gst-launch-1.0 on PNG files)") {
+  init_gstreamer();
+  std::mt19937 random(7);
+  for (const auto [width, height] : std::vector<std::pair<int, int>>{{1, 1}, {3, 2}, {97, 61}, {640, 480}}) {
+    INFO(width << "x" << height);
+    cv::Mat grey(height, width, CV_8UC1);
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        grey.at<std::uint8_t>(y, x) = static_cast<std::uint8_t>(40 + (x + 2 * y) % 90 + random() % 30);
+    cv::Mat expected;
+    cv::equalizeHist(grey, expected);
+    // GStreamer's GRAY8 rows are padded to 4 bytes.
+    const int stride = (width + 3) / 4 * 4;
+    std::vector<std::uint8_t> frame(static_cast<std::size_t>(stride * height), 0);
+    for (int y = 0; y < height; ++y) std::memcpy(&frame[static_cast<std::size_t>(y * stride)], grey.ptr(y), width);
+    Harness harness("hazefree backend=cpu mode=he color=grey",
+                    "video/x-raw,format=GRAY8,width=" + std::to_string(width) + ",height=" + std::to_string(height) +
+                        ",framerate=0/1");
+    const std::vector<std::uint8_t> out = harness.process(frame);
+    REQUIRE(out.size() == frame.size());
+    int differences = 0;
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        differences += out[static_cast<std::size_t>(y * stride + x)] != expected.at<std::uint8_t>(y, x);
+    CHECK(differences == 0);
+  }
+
+  // End to end: PNG files through pngdec ! hazefree ! pngenc.
+  const std::string dir = hazefree::test::temp_dir("gst-he-png-" + std::to_string(getpid()));
+  for (const std::string& name : {std::string("street-grey"), std::string("gradient")}) {
+    cv::Mat grey(241, 317, CV_8UC1);
+    for (int y = 0; y < grey.rows; ++y)
+      for (int x = 0; x < grey.cols; ++x)
+        grey.at<std::uint8_t>(y, x) =
+            static_cast<std::uint8_t>(name == "gradient" ? 60 + (x + y) / 8 : 80 + ((x * 7) ^ (y * 3)) % 70);
+    const std::string in = dir + "/" + name + ".png", out = dir + "/" + name + "-he.png";
+    REQUIRE(cv::imwrite(in, grey));
+    const Launched run = gst_launch("filesrc location='" + in + "' ! pngdec ! hazefree backend=cpu mode=he color=grey ! "
+                                    "pngenc ! filesink location='" + out + "'");
+    INFO(run.err);
+    REQUIRE(run.status == 0);
+    cv::Mat expected, got = cv::imread(out, cv::IMREAD_UNCHANGED);
+    cv::equalizeHist(grey, expected);
+    REQUIRE(got.type() == CV_8UC1);
+    CHECK(cv::countNonZero(got != expected) == 0);
+  }
+}
+#endif
+
+TEST_CASE("gst: DCP on the sample clip equals the command line frame by frame") {
+  init_gstreamer();
+  // The clip's first pictures, decoded once, as raw I420 (the input of both).
+  const std::string dir = hazefree::test::temp_dir("gst-dcp-clip-" + std::to_string(getpid()));
+  const std::string raw = dir + "/clip.yuv";
+  hazefree::io::InputOptions input;
+  input.url = hazefree::test::sample_path("hazy-street.mp4");
+  hazefree::io::MediaReader reader(input);
+  const int width = reader.video().width, height = reader.video().height;
+  REQUIRE(reader.video().format == hazefree::PixelFormat::yuv420p);
+  const std::size_t frame_bytes = static_cast<std::size_t>(width * height + 2 * (width / 2) * (height / 2));
+  constexpr int kFrames = 12;
+  {
+    std::ofstream out(raw, std::ios::binary);
+    int frames = 0;
+    while (frames < kFrames) {
+      const auto item = reader.read();
+      if (item == hazefree::io::MediaReader::Item::end) break;
+      if (item != hazefree::io::MediaReader::Item::video_frame) {
+        reader.take_packet();
+        continue;
+      }
+      const hazefree::ImageView& v = reader.frame().view;
+      for (int p = 0; p < 3; ++p)
+        for (int y = 0; y < v.planes[p].height; ++y)
+          out.write(reinterpret_cast<const char*>(v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride),
+                    v.planes[p].width);
+      ++frames;
+    }
+    REQUIRE(frames == kFrames);
+  }
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  const std::string cli_out = dir + "/cli.y4m", gst_out = dir + "/gst.yuv";
+  const std::string command = std::string("'") + HAZEFREE_BINARY + "' -q -y -b cpu --input-format rawvideo --set input.size=" +
+                              size + " --set input.pixel_format=yuv420p --set input.framerate=25 '" + raw + "' '" +
+                              cli_out + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const Launched run = gst_launch("filesrc location='" + raw + "' ! rawvideoparse format=i420 width=" +
+                                  std::to_string(width) + " height=" + std::to_string(height) +
+                                  " framerate=25/1 colorimetry=bt601 ! hazefree backend=cpu mode=dcp ! filesink location='" +
+                                  gst_out + "'");
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  const std::vector<std::string> cli = y4m_frames(slurp(cli_out), frame_bytes);
+  const std::string gst = slurp(gst_out);
+  REQUIRE(cli.size() == kFrames);
+  REQUIRE(gst.size() == frame_bytes * kFrames);
+  for (std::size_t i = 0; i < cli.size(); ++i) {
+    INFO("frame " << i);
+    CHECK(gst.compare(i * frame_bytes, frame_bytes, cli[i]) == 0);
+  }
+  // And the frames are not the input (the filter did something).
+  CHECK(gst.compare(0, frame_bytes, slurp(raw), 0, frame_bytes) != 0);
+}
