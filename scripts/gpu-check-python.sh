@@ -10,7 +10,8 @@
 #                                          ../shared/device/build-static-ffmpeg.sh) and the
 #                                          headers/CMake files of fmt, CLI11, toml++, nlohmann-json
 #                                          and pkg-config (.device/deps)
-#   scripts/gpu-check-python.sh           THERE, from the repository root with .device/ carried
+#   scripts/gpu-check-python.sh           THERE, from the repository root, with .device/ffmpeg-static
+#                                          and .device/deps carried
 #
 # Environment: PYTHON (default: the python3 on PATH), FFMPEG_PREFIX (default .device/ffmpeg-static;
 # "system" = the system's shared FFmpeg, to try the script on a machine without a GPU), DEPS
@@ -27,20 +28,26 @@ if [[ ${1:-} == prepare ]]; then
   "$builder" "$prefix"
   rm -rf .device/ffmpeg-static
   mkdir -p .device/ffmpeg-static
-  cp -a "$prefix/include" "$prefix/lib" .device/ffmpeg-static/
+  # Plain files only (cp -L): the device tool may not carry symbolic links.
+  cp -rL "$prefix/include" "$prefix/lib" .device/ffmpeg-static/
   deps=.device/deps
   rm -rf "$deps"
   mkdir -p "$deps/include" "$deps/lib/x86_64-linux-gnu/cmake" "$deps/share/cmake" "$deps/bin"
   multiarch=/usr/lib/x86_64-linux-gnu
-  cp -a /usr/include/fmt /usr/include/CLI /usr/include/toml++ /usr/include/nlohmann "$deps/include/"
-  cp -a "$multiarch/cmake/fmt" "$multiarch/cmake/tomlplusplus" "$deps/lib/x86_64-linux-gnu/cmake/"
-  cp -a /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$deps/share/cmake/"
-  cp -a "$multiarch"/libfmt.so* "$multiarch"/libtomlplusplus.so* "$deps/lib/x86_64-linux-gnu/"
+  cp -rL /usr/include/fmt /usr/include/CLI /usr/include/toml++ /usr/include/nlohmann "$deps/include/"
+  cp -rL "$multiarch/cmake/fmt" "$multiarch/cmake/tomlplusplus" "$deps/lib/x86_64-linux-gnu/cmake/"
+  cp -rL /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$deps/share/cmake/"
+  cp -L "$multiarch"/libfmt.so* "$multiarch"/libtomlplusplus.so* "$deps/lib/x86_64-linux-gnu/"
+  # libx264 as a shared library: Debian's libx264.a is not position-independent, so it links into
+  # the program but not into libhazefree.so; the shared one serves the library there.
+  cp -L "$multiarch"/libx264.so.* "$deps/lib/x86_64-linux-gnu/"
+  mkdir -p "$deps/x264-shared"
+  cp -L "$multiarch/libx264.so" "$deps/x264-shared/libx264.so"
   # pkg-config (pkgconf) in case the GPU machine has none.
   cp -L "$(command -v pkg-config)" "$deps/bin/pkgconf"
   cp -L "$multiarch/libpkgconf.so.3" "$deps/lib/x86_64-linux-gnu/"
   du -sh .device/ffmpeg-static "$deps"
-  echo "gpu-check-python: .device is ready; carry it (\"carry\": [\".device\"]) and run scripts/gpu-check-python.sh there"
+  echo "gpu-check-python: ready; carry \".device/ffmpeg-static\" and \".device/deps\" (about 25 MiB) and run scripts/gpu-check-python.sh there"
   exit 0
 fi
 
@@ -61,8 +68,12 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 [[ -x $nvcc ]] || fail "nvcc not found (set CUDACXX)"
-pybind11_dir=$("$python" -m pybind11 --cmakedir 2>/dev/null) || fail "$python has no pybind11 (python -m pybind11 --cmakedir failed)"
-say "python $("$python" -c 'import sys; print(sys.version.split()[0])') ($python), pybind11 $pybind11_dir"
+# pybind11: the Python's own (pip), else CMake's search (a system package such as pybind11-dev).
+pybind11_args=()
+if pybind11_dir=$("$python" -m pybind11 --cmakedir 2>/dev/null); then
+  pybind11_args=(-Dpybind11_DIR="$pybind11_dir")
+fi
+say "python $("$python" -c 'import sys; print(sys.version.split()[0])') ($python), pybind11 ${pybind11_dir:-found by CMake}"
 say "cmake $(cmake --version | head -1), $("$nvcc" --version | tail -1)"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$log" || true
 
@@ -70,6 +81,8 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,m
 cmake_prefix=()
 if [[ -d $deps ]]; then
   cmake_prefix=(-DCMAKE_PREFIX_PATH="$deps")
+  # Shared objects take libx264.so before the prefix's libx264.a (not position-independent).
+  [[ -d $deps/x264-shared ]] && cmake_prefix+=(-DCMAKE_SHARED_LINKER_FLAGS="-L$deps/x264-shared")
   export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 if ! command -v pkg-config >/dev/null; then
@@ -104,7 +117,7 @@ say "configuring $build (CUDA sm_90, static FFmpeg $static)"
 cmake -S "$root" -B "$root/$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DHAZEFREE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DHAZEFREE_STATIC_FFMPEG=$static -DHAZEFREE_TESTS=OFF -DHAZEFREE_OPENCV_TESTS=OFF \
-  -DHAZEFREE_PYTHON=ON -DPython3_EXECUTABLE="$python" -Dpybind11_DIR="$pybind11_dir" \
+  -DHAZEFREE_PYTHON=ON -DPython3_EXECUTABLE="$python" "${pybind11_args[@]}" \
   "${cmake_prefix[@]}" >>"$log" 2>&1 || { tail -40 "$log"; fail "configure failed (log: $log)"; }
 say "building hazefree, libhazefree and the Python module ($jobs jobs)"
 cmake --build "$root/$build" -j "$jobs" --target hazefree hazefree_library hazefree_python >>"$log" 2>&1 ||
