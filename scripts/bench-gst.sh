@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GStreamer element's cost per 1080p frame against the command line's processing time per
+# frame on the same backend (docs/PERFORMANCE.md):
+#   element: `videotestsrc ! video/x-raw,format=I420,1920x1080 ! hazefree ! fakesink sync=false`
+#            minus the same pipeline without hazefree, both as the slope between a short and a
+#            long run (start-up, e.g. the CUDA context, cancels out);
+#   CLI:     `hazefree bench --size 1920x1080` (the backend on frames in memory, ms/frame).
+#   scripts/bench-gst.sh [BACKEND [MODE [FRAMES]]]     defaults: cpu dcp 60
+#   HAZEFREE=path/to/hazefree  GST_LAUNCH=path/to/gst-launch-1.0  (GST_PLUGIN_PATH must find hazefree)
+set -euo pipefail
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }  # no bc needed
+backend=${1:-cpu}
+mode=${2:-dcp}
+frames=${3:-60}
+hazefree=${HAZEFREE:-hazefree}
+launch=${GST_LAUNCH:-gst-launch-1.0}
+short=$((frames / 4 > 0 ? frames / 4 : 1))
+
+seconds() {  # seconds one pipeline takes, with FRAMES buffers and ELEMENT between source and sink
+  local n=$1 element=$2 start end
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  "$launch" -q videotestsrc num-buffers="$n" pattern=smpte ! \
+    video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! $element fakesink sync=false >/dev/null
+  end=$(date +%s.%N)
+  calc "$end - $start"
+}
+slope_ms() {  # ms per frame between the short and the long run
+  local element=$1 t_short t_long
+  t_short=$(seconds "$short" "$element")
+  t_long=$(seconds "$frames" "$element")
+  calc "($t_long - $t_short) * 1000 / ($frames - $short)"
+}
+
+with=$(slope_ms "hazefree backend=$backend mode=$mode !")
+without=$(slope_ms "")
+element=$(calc "$with - $without")
+cli=$("$hazefree" bench --size 1920x1080 --mode "$mode" --frames "$frames" --backend "$backend" 2>/dev/null |
+      awk -v m="$mode" '$1 == m {for (i = 1; i <= NF; ++i) if ($i ~ /^[0-9]+x[0-9]+$/) {print $(i + 1); exit}}')
+if [[ -z $cli ]]; then
+  echo "bench-gst: no ms/frame from '$hazefree bench'" >&2
+  exit 1
+fi
+printf 'mode %s, backend %s, 1920x1080 I420, %d frames\n' "$mode" "$backend" "$frames"
+printf '  pipeline without hazefree   %8.3f ms/frame\n' "$without"
+printf '  element (with - without)    %8.3f ms/frame\n' "$element"
+printf '  CLI (hazefree bench)        %8.3f ms/frame\n' "$cli"
+printf '  element over CLI            %+8.1f %%\n' "$(calc "($element - $cli) * 100 / $cli")"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Prepares .device/gst/ (ignored by git) for scripts/gpu-check-gst.sh on the GPU machine, which
+# has no GStreamer and no FFmpeg:
+#   - the element with the CUDA backend: libgsthazefree.so and libhazefree.so (FFmpeg linked
+#     statically, sm_90), built in build-device/ as scripts/build-device.sh does;
+#   - Debian's GStreamer 1.22 runtime: the .deb files fetched with `apt-get download` and unpacked
+#     with `dpkg -x` (libraries, gst-launch-1.0, the core, videotestsrc, videoconvertscale and
+#     rawparse plugins, the core tracers), plus the libraries they need that the GPU machine
+#     lacks, copied from this machine;
+#   - the static ffmpeg program, to decode the sample clip there, and the hazefree program (its
+#     bench is what the element's cost is compared with).
+#   scripts/build-device-gst.sh        JOBS=2 by default; FFMPEG_PREFIX as for build-device.sh
+# Carry: .device/gst (the device tool's `carry`), then run scripts/gpu-check-gst.sh there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+prefix=${FFMPEG_PREFIX:-/tmp/ffmpeg-static}
+builder=${FFMPEG_BUILDER:-$root/../shared/device/build-static-ffmpeg.sh}
+jobs=${JOBS:-2}
+out=$root/.device/gst
+
+# Returns at once when the prefix is current (see the device notes).
+"$builder" "$prefix"
+
+# Debian's libx264.a is not position-independent: it links into the program, but libhazefree.so
+# takes the shared libx264 (found first in this folder, and carried in .device/gst/lib).
+x264_shared=$root/build-device/x264-shared
+mkdir -p "$x264_shared"
+cp -L /usr/lib/x86_64-linux-gnu/libx264.so "$x264_shared/libx264.so"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$root" -B "$root/build-device" -G Ninja \
+  -DHAZEFREE_CUDA=ON -DHAZEFREE_STATIC_FFMPEG=ON -DHAZEFREE_OPENCV_TESTS=OFF -DHAZEFREE_GSTREAMER=ON \
+  -DCMAKE_SHARED_LINKER_FLAGS="-L$x264_shared" -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/build-device" -j "$jobs" --target gsthazefree hazefree
+
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/plugins" "$out/bin"
+cp "$root/build-device/gst/libgsthazefree.so" "$out/plugins/"
+soname=$(objdump -p "$root/build-device/gst/libgsthazefree.so" | awk '/NEEDED/ && /libhazefree/ {print $2}')
+cp -L "$root/build-device/$soname" "$out/lib/$soname"
+cp "$prefix/bin/ffmpeg" "$root/build-device/hazefree" "$out/bin/"  # decoding there; the CLI's bench
+
+# Debian's packages, as they are.
+debs=$(mktemp -d)
+trap 'rm -rf "$debs"' EXIT
+(cd "$debs" && apt-get download -q libgstreamer1.0-0 gstreamer1.0-tools libgstreamer-plugins-base1.0-0 \
+   gstreamer1.0-plugins-base liborc-0.4-0 >/dev/null)
+for deb in "$debs"/*.deb; do dpkg -x "$deb" "$debs/root"; done
+multiarch=$debs/root/usr/lib/x86_64-linux-gnu
+# Plain files under their sonames (the device tool may not carry symbolic links).
+cp -L "$multiarch"/libgst*-1.0.so.0 "$multiarch"/liborc-0.4.so.0 "$out/lib/"
+cp "$debs/root/usr/bin/gst-launch-1.0" "$debs/root/usr/bin/gst-inspect-1.0" "$out/bin/"
+for plugin in coreelements coretracers videotestsrc videoconvertscale rawparse app; do
+  cp "$multiarch/gstreamer-1.0/libgst$plugin.so" "$out/plugins/"
+done
+
+# Whatever else they load that is not among the GPU machine's own libraries (libc, libm, libz,
+# libstdc++, libgcc_s, libgomp, libfmt): taken from this machine (Debian 12, the same builds).
+for file in "$out"/lib/*.so* "$out"/plugins/*.so "$out"/bin/gst-* "$out"/bin/hazefree; do
+  LD_LIBRARY_PATH=$out/lib ldd "$file" | awk '/=> \//{print $3}' | while read -r lib; do
+    case $(basename "$lib") in
+      libc.so*|libm.so*|libz.so*|libstdc++.so*|libgcc_s.so*|libgomp.so*|libfmt.so*|ld-linux*|libpthread.so*|\
+      libdl.so*|librt.so*|libresolv.so*) ;;
+      *) [[ -e $out/lib/$(basename "$lib") ]] || cp -L "$lib" "$out/lib/" ;;
+    esac
+  done
+done
+if LD_LIBRARY_PATH=$out/lib ldd "$out/lib/$soname" | grep -E 'libav|libsw'; then
+  echo "build-device-gst: libhazefree still links FFmpeg dynamically" >&2
+  exit 1
+fi
+# Unresolved ones would fail there: say so here.
+if LD_LIBRARY_PATH=$out/lib ldd "$out"/lib/*.so* "$out"/plugins/*.so "$out"/bin/gst-* | grep 'not found'; then
+  echo "build-device-gst: libraries not found (above)" >&2
+  exit 1
+fi
+du -sh "$out"
+echo "build-device-gst: ready; carry .device/gst and run scripts/gpu-check-gst.sh on the GPU machine"
