@@ -270,7 +270,7 @@ class Pipeline {
       }
       decode_busy_us_ += steady_us() - t0;
       if (item == io::MediaReader::Item::end) {
-        if (reader_.interrupted() || g_stop_requested.load() || !may_reconnect()) break;
+        if (reader_.interrupted() || g_stop_requested.load() || stop_asked() || !may_reconnect()) break;
         if (!reconnect(options_.input + ": the source ended")) break;
         continue;
       }
@@ -333,7 +333,7 @@ class Pipeline {
         reader_.reopen();
         break;
       } catch (const io::IoError& e) {
-        if (reader_.interrupted() || g_stop_requested.load()) return false;
+        if (reader_.interrupted() || g_stop_requested.load() || stop_asked()) return false;
         last_cause = e.what();
         if (options_.verbose) fmt::print(stderr, "hazefree: reconnection attempt {}: {}\n", attempt, last_cause);
       }
@@ -348,12 +348,20 @@ class Pipeline {
   }
 
   // Sleeps for the back-off unless a stop request (signal) or an abort (another stage failed)
-  // comes first; false then.
+  // comes first; false then. The library's stop flag (RunOptions::stop) sends no wake-up: with
+  // one, the wait looks at it every 100 ms.
   bool wait_unless_stopped(double seconds) {
     pollfd wake[2] = {{stop_pipe_read_end(), POLLIN, 0}, {abort_pipe_[0], POLLIN, 0}};
-    if (g_stop_requested.load() || reader_.interrupted()) return false;
-    poll(wake, 2, static_cast<int>(seconds * 1000));  // EINTR: the wake signal of a stop request
-    return !(g_stop_requested.load() || reader_.interrupted());
+    auto stopped = [this] { return g_stop_requested.load() || stop_asked() || reader_.interrupted(); };
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!stopped()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return true;
+      const int slice = options_.stop ? static_cast<int>(std::min<std::int64_t>(left, 100)) : static_cast<int>(left);
+      if (poll(wake, 2, slice) > 0) break;  // EINTR (the wake signal of a stop request): look again
+    }
+    return !stopped();
   }
 
   // One frame or packet between the queues while lanes work: frames complete in order, and
