@@ -236,6 +236,11 @@ void render_task(const std::string& dir, int task, const StageOptions& options) 
 
 namespace {
 
+bool process_alive(const TaskState& s) {
+  if (s.host != host_name() || s.pid <= 0) return true;  // another host: trust it
+  return ::kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM;
+}
+
 // Why task `task` cannot be joined yet, or empty.
 std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   const std::optional<TaskState> state = read_task_state(dir, Stage::render, task);
@@ -245,7 +250,9 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   if (!state) return fmt::format("{} is missing: render it ({})", what, rerun);
   if (state->plan != plan.id) return fmt::format("{} is stale (rendered for another plan): render it again ({})", what, rerun);
   if (state->state == "failed") return fmt::format("{} failed ({}): render it again ({})", what, state->error, rerun);
-  if (state->state != "done") return fmt::format("{} is still {}", what, state->state);
+  if (state->state == "running" && !process_alive(*state))
+    return fmt::format("{} was interrupted ({} pid {} is gone): render it again ({})", what, state->host, state->pid, rerun);
+  if (state->state != "done") return fmt::format("{} is still {} ({} pid {})", what, state->state, state->host, state->pid);
   if (state->frames != plan.tasks[static_cast<std::size_t>(task)].frames || !fs::exists(chunk_path(dir, task), error))
     return fmt::format("{} is missing its chunk file: render it again ({})", what, rerun);
   return {};
@@ -339,11 +346,6 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
     writer.finish();
     return video_packets;
   });
-}
-
-bool process_alive(const TaskState& s) {
-  if (s.host != host_name() || s.pid <= 0) return true;  // another host: trust it
-  return ::kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM;
 }
 
 // "done", "running", "failed", "missing", "stale", "interrupted" for one task of one stage.

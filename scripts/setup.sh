@@ -15,6 +15,7 @@ packages=(build-essential cmake ninja-build pkg-config
           ffmpeg gir1.2-gst-rtsp-server-1.0 python3-gi  # live-source tests: real servers on loopback
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # the GStreamer element (gst/)
           gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools  # and its tests
+          slurm-wlm munge  # the jobs' test cluster on localhost (slurmctld, two slurmd, munged)
           clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh
 missing=()
 for p in "${packages[@]}"; do

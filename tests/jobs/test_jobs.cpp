@@ -9,6 +9,8 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,7 +114,7 @@ TEST_CASE("job chunks: an H.264 mp4 output joins into one valid file with the si
   CHECK(b.audio_packets == a.audio_packets);
 }
 
-TEST_CASE("job stages: tasks in any order with the index from the environment; join refuses a missing chunk") {
+TEST_CASE("job stages: tasks in any order with the index from the environment, and join refuses a missing chunk") {
   const TestClip& clip = test_clip();
   const std::string options = "--backend cpu --mode dcp";
   const std::string& single = single_run(clip.path, options);
@@ -238,6 +240,66 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
     CHECK(r.err.find("plan the job again") != std::string::npos);
     CHECK(own_error_lines(r.err) == 1);
   }
+}
+
+}  // namespace hazefree::test
+
+namespace hazefree::test {
+
+TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, and running it again changes nothing") {
+  const std::string dir = temp_dir("jobs-killed");
+  // A clip slow enough to render (one thread, a large AHE window) that the kill lands mid-way.
+  const std::string clip = dir + "/slow.mp4";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=2 -f lavfi -i sine=d=2 "
+                      "-c:v libx264 -preset veryfast -x264-params keyint=10:bframes=2 -c:a aac -shortest " + q(clip)) == 0);
+  const std::string options = "--backend cpu --threads 1 --mode ahe --window 127 --encoder ffv1";
+  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
+  REQUIRE_MESSAGE(single.status == 0, single.err);
+  fs::remove_all(dir + "/job");
+  fs::remove(dir + "/out.mkv");
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip) + " " + q(dir + "/out.mkv") + " " +
+                                 options + " --chunks 2");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  REQUIRE(job_task_count(dir + "/job") == 2);
+
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    dup2(null, STDOUT_FILENO);
+    execl(HAZEFREE_BINARY, HAZEFREE_BINARY, "job", "render", (dir + "/job").c_str(), "--chunk", "0", "-q", nullptr);
+    _exit(127);
+  }
+  // Kill it once its chunk is being written (a hidden partial file in chunks/).
+  bool writing = false;
+  for (int i = 0; i < 20000 && !writing; ++i) {
+    for (const auto& entry : fs::directory_iterator(dir + "/job/chunks"))
+      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
+    if (!writing) usleep(500);
+  }
+  CHECK(writing);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK_FALSE(fs::exists(dir + "/job/chunks/task-0.mov"));
+  r = run_hazefree("job status --json " + q(dir + "/job"));
+  CHECK(r.out.find("\"render\": \"interrupted\"") != std::string::npos);
+  REQUIRE(run_hazefree("job render -q " + q(dir + "/job") + " --chunk 1").status == 0);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("task 0 ") != std::string::npos);
+  CHECK(r.err.find("interrupted") != std::string::npos);
+  REQUIRE(run_hazefree("job render -q " + q(dir + "/job") + " --chunk 0").status == 0);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(dir + "/single.mkv", dir + "/out.mkv");
+  // The killed run's partial file is no chunk: only the finished ones are there.
+  int chunk_files = 0;
+  for (const auto& entry : fs::directory_iterator(dir + "/job/chunks"))
+    if (entry.path().extension() == ".mov" && entry.path().filename().string()[0] != '.') ++chunk_files;
+  CHECK(chunk_files == 2);
 }
 
 }  // namespace hazefree::test
