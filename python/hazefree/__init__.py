@@ -106,20 +106,20 @@ def _stream_handle(stream, frame):
                     f"(int handle, torch.cuda.Stream, cupy.cuda.Stream or an object with __cuda_stream__)")
 
 
-def _framework_view(array, what, stream):
+def _framework_view(array, what, stream, stream_is_current):
     """The direct view of a PyTorch or CuPy CUDA array (a few attribute reads) when `stream` is
     the framework's current stream, so no producer/consumer ordering is needed; else None."""
     module = type(array).__module__.split(".")[0]
     if module == "torch" and array.is_cuda:
         import torch
-        if stream != torch.cuda.current_stream(array.device).cuda_stream:
+        if not stream_is_current and stream != torch.cuda.current_stream(array.device).cuda_stream:
             return None
         if array.dtype != torch.uint8:
             raise TypeError(f"{what}: dtype {array.dtype}, expected torch.uint8")
         return array.data_ptr(), tuple(array.shape), tuple(array.stride()), False, array.device.index
     if module == "cupy":
         import cupy
-        if stream != cupy.cuda.get_current_stream().ptr:
+        if not stream_is_current and stream != cupy.cuda.get_current_stream().ptr:
             return None
         if array.dtype != cupy.uint8:
             raise TypeError(f"{what}: dtype {array.dtype}, expected uint8")
@@ -127,11 +127,11 @@ def _framework_view(array, what, stream):
     return None
 
 
-def _device_view(array, what, stream):
+def _device_view(array, what, stream, stream_is_current=False):
     """(ptr, shape, byte strides, readonly, device) of a CUDA array: directly for PyTorch/CuPy on
     their current stream, else through __dlpack__ (which also makes `stream` wait for the
     producer's stream) or __cuda_array_interface__; None for host arrays."""
-    direct = _framework_view(array, what, stream)
+    direct = _framework_view(array, what, stream, stream_is_current)
     if direct is not None:
         return direct
     if hasattr(array, "__dlpack_device__"):
@@ -231,9 +231,10 @@ class Processor:
         if not isinstance(frame, _np.ndarray):
             if hasattr(frame, "__dlpack_device__") or hasattr(frame, "__cuda_array_interface__"):
                 handle = _stream_handle(stream, frame)
-                view = _device_view(frame, "frame", handle)
+                # stream=None took the framework's current stream: no ordering to add.
+                view = _device_view(frame, "frame", handle, stream is None)
                 if view is not None:
-                    return self._process_device(frame, view, out, handle)
+                    return self._process_device(frame, view, out, handle, stream is None)
             try:
                 host = _np.asarray(frame)
             except Exception as error:  # noqa: BLE001 - any failure means: not an array
@@ -256,7 +257,7 @@ class Processor:
         self._core.process_host(frame, out)
         return out
 
-    def _process_device(self, frame, view, out, stream):
+    def _process_device(self, frame, view, out, stream, stream_is_current):
         if not self._core.on_gpu():
             raise ValueError(f"frame: a CUDA array, but this Processor runs on {self._core.description()}; "
                              f"use backend='cuda' or 'auto' on a machine with a GPU, or a host array")
@@ -269,7 +270,8 @@ class Processor:
                              f"was made")
         if out is None:
             out = _empty_like(frame)
-        out_view = _device_view(out, "out", stream)
+        same_framework = type(out).__module__.split(".")[0] == type(frame).__module__.split(".")[0]
+        out_view = _device_view(out, "out", stream, stream_is_current and same_framework)
         if out_view is None:
             raise ValueError("out: a host array for a CUDA frame; expected a CUDA array on the frame's device")
         out_ptr, out_shape, out_strides, readonly, out_device = out_view
