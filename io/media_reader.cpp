@@ -115,6 +115,7 @@ struct MediaReader::Impl {
   std::atomic<bool> stalled{false};
   AVFormatContext* opening = nullptr;  // the context being opened (reading thread only)
   pthread_t opening_thread{};
+  bool read_again = false;  // the last read answered EAGAIN
   std::int64_t opening_bytes = -1;
 
   // Reconnections (reopen()): each connection's timestamps are moved to follow the last picture
@@ -142,7 +143,9 @@ struct MediaReader::Impl {
     if (stall_timeout_us <= 0) return false;
     if (stalled.load()) return true;
     const std::int64_t now = steady_now_us();
-    if (opening && pthread_equal(opening_thread, pthread_self()) && opening->pb &&
+    // Only the reading thread looks at the context being opened (the UDP receiving thread may
+    // call this too): it is the one that sets `opening`.
+    if (pthread_equal(opening_thread, pthread_self()) && opening && opening->pb &&
         opening->pb->bytes_read != opening_bytes) {
       opening_bytes = opening->pb->bytes_read;
       last_progress_us.store(now);
@@ -335,6 +338,7 @@ void MediaReader::Impl::close_connection() {
   consecutive_errors = 0;
   next_pts = AV_NOPTS_VALUE;
   hwdec_active = false;
+  read_again = false;
 }
 
 void MediaReader::Impl::reopen() {
@@ -557,9 +561,13 @@ MediaReader::Item MediaReader::Impl::advance() {
       return Item::end;
     }
 
+    // The wait for a packet starts now (the pipeline may have held this thread back), or at the
+    // first of a run of EAGAIN answers.
+    if (!read_again) last_progress_us.store(steady_now_us());
     result = av_read_frame(demuxer.get(), packet.get());
-    if (result == AVERROR(EAGAIN)) continue;  // non-blocking devices: nothing yet
-    if (result >= 0) last_progress_us.store(steady_now_us());
+    read_again = result == AVERROR(EAGAIN);
+    if (read_again && stall_expired()) throw_stall();
+    if (read_again) continue;  // non-blocking devices: nothing yet
     if (result < 0) {
       if (interrupted.load(std::memory_order_relaxed)) return Item::end;
       if (stalled.load()) throw_stall();

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "pipeline/options.hpp"
+#include "run_command.hpp"
 #include "support/test_support.hpp"
 #include "test_robustness_support.hpp"
 
@@ -348,6 +349,23 @@ TEST_CASE("live: input.timeout and input.reconnect take SPEC 9's defaults") {
   RunOptions defaults;
   CHECK(format_config(defaults).find("timeout = \"auto\"") != std::string::npos);
   CHECK(format_config(defaults).find("reconnect = \"auto\"") != std::string::npos);
+}
+
+TEST_CASE("live: a reader held back by slow processing is not taken for a stalled source") {
+  // Every picture waits on the full queue far longer than input.timeout, while the next packet
+  // is always there to be read: the timeout counts from the start of each wait for input.
+  const std::string dir = test::temp_dir("stall-backpressure-" + std::to_string(getpid()));
+  const std::string in = dir + "/in.y4m", out = dir + "/out.mkv";
+  {
+    std::ofstream file(in, std::ios::binary);
+    file << test::y4m_header(640, 480, "420jpeg");
+    for (int i = 0; i < 12; ++i) file << test::y4m_frame(640, 480, "420jpeg", i);
+  }
+  const test::CommandResult r = test::run_hazefree("-b cpu --threads 1 --preset ultrafast --set input.timeout=0.02 "
+                                                   "--set pipeline.queue_depth=1 " + test::q(in) + " " + test::q(out));
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(test::probe_media(out).video_frames == 12);
 }
 
 TEST_CASE("live: a TCP MPEG-TS source frozen, killed and restarted is reconnected into one output") {
