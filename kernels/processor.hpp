@@ -75,6 +75,8 @@ std::unique_ptr<FrameProcessor> make_cpu_processor(const ProcessingConfig& confi
 
 // True when this build has the CUDA backend and a usable GPU is present.
 bool cuda_available(std::string* why_not = nullptr);
+// The current CUDA GPU's name ("NVIDIA H100 80GB HBM3"); empty without CUDA or a GPU.
+std::string gpu_name();
 // CUDA GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without CUDA.
 int cuda_device_count();
 

@@ -1,6 +1,8 @@
 #include "pipeline/bench.hpp"
 
+#include <fcntl.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -28,6 +31,140 @@ namespace hazefree {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Keys in the order they are set: a row's stages read in the order they run.
+using Json = nlohmann::ordered_json;
+
+// ---- SPEC 6: the fields every result row carries, in every mode ----
+//
+// stages_ms: ms/frame of decode, upload, each kernel group, download and encode. The four stages
+// around the kernels are always present, null where the stage does not run in the mode (decode
+// and encode on generated frames and between the kernel cases, upload and download on the CPU
+// backend) or is not measured apart (said where it is set).
+// overlap_efficiency: sum of the stage times / wall time per frame, null where it has no meaning.
+// peak_host_bytes: see HostPeak. peak_device_bytes: see DeviceMemory.
+struct Contract {
+  std::optional<double> decode, upload, download, encode;
+  std::vector<StageTime> kernels;  // the kernel groups, in the order they ran
+  std::optional<double> overlap_efficiency;
+  std::optional<std::uint64_t> peak_host_bytes, peak_device_bytes;
+
+  // A backend's stage times: the CUDA backend's copies ("upload", "download") and its kernel groups.
+  void take_stages(const std::vector<StageTime>& stages) {
+    for (const StageTime& st : stages) {
+      if (st.name == "upload") upload = st.ms;
+      else if (st.name == "download") download = st.ms;
+      else kernels.push_back(st);
+    }
+  }
+};
+
+template <typename T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+void put_contract(Json& row, const Contract& c) {
+  Json stages = Json::object();
+  stages["decode"] = or_null(c.decode);
+  stages["upload"] = or_null(c.upload);
+  for (const StageTime& st : c.kernels) stages[st.name] = st.ms;
+  stages["download"] = or_null(c.download);
+  stages["encode"] = or_null(c.encode);
+  row["stages_ms"] = stages;
+  row["overlap_efficiency"] = or_null(c.overlap_efficiency);
+  row["peak_host_bytes"] = or_null(c.peak_host_bytes);
+  row["peak_device_bytes"] = or_null(c.peak_device_bytes);
+}
+
+std::string megabytes(const std::optional<std::uint64_t>& bytes) {
+  return bytes ? fmt::format("{:.1f} MB", *bytes / 1048576.0) : std::string("-");
+}
+
+// The table's lines under a row: the stages that ran, then the efficiency and the memory.
+void print_contract(const Contract& c, const std::string& stages_title) {
+  std::string line = "    " + stages_title + ":";
+  auto stage = [&line](const char* name, const std::optional<double>& ms) {
+    if (ms) line += fmt::format(" {} {:.3f}", name, *ms);
+  };
+  stage("decode", c.decode);
+  stage("upload", c.upload);
+  for (const StageTime& st : c.kernels) line += fmt::format(" {} {:.3f}", st.name, st.ms);
+  stage("download", c.download);
+  stage("encode", c.encode);
+  fmt::print("{}\n", line);
+  fmt::print("    overlap efficiency {}, peak host {}, device added {}\n",
+             c.overlap_efficiency ? fmt::format("{:.2f}", *c.overlap_efficiency) : std::string("-"),
+             megabytes(c.peak_host_bytes), megabytes(c.peak_device_bytes));
+}
+
+// The process's peak resident memory, VmHWM of /proc/self/status. restart() starts a new peak at
+// the current resident size (writing "5" to /proc/self/clear_refs, Linux 4.0 and later), so that
+// a row's peak_host_bytes is the highest resident size of the whole process during that row: what
+// was resident before it (the program, the source frames) included, not the row's growth alone.
+// Where the kernel refuses the restart, the peaks are the process's since it started and the
+// document says so (peak_host_scope "process" instead of "row"); null where there is no VmHWM.
+class HostPeak {
+ public:
+  void restart() {
+    const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    const bool done = fd >= 0 && ::write(fd, "5", 1) == 1;
+    if (fd >= 0) ::close(fd);
+    if (!done) per_row_ = false;
+  }
+  std::optional<std::uint64_t> read() const {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      unsigned long long kib = 0;
+      if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) return std::uint64_t(kib) * 1024;
+    }
+    return std::nullopt;
+  }
+  const char* scope() const { return per_row_ ? "row" : "process"; }
+
+ private:
+  bool per_row_ = true;
+};
+
+// Device memory a CUDA backend added: gpu_memory_in_use() (the device's used memory, all
+// processes', so it assumes no other process allocates meanwhile) read with the processor still
+// alive at the end of the row, minus the reading before the processor was created. A backend
+// allocates its workspaces on the first frame of a size and never per frame, so this is its peak.
+// The first reading starts the CUDA context, which is not counted as the backend's. Null for the
+// CPU backend, which allocates no device memory (the device-wide count would show other
+// processes only), and so in a build without CUDA.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(bool cuda_backend) : on_(cuda_backend) {
+    if (on_) before_ = gpu_memory_in_use();
+  }
+  std::optional<std::uint64_t> added() const {
+    if (!on_) return std::nullopt;
+    const std::size_t after = gpu_memory_in_use();
+    return after > before_ ? after - before_ : 0;
+  }
+
+ private:
+  bool on_;
+  std::size_t before_ = 0;
+};
+
+// The top of every JSON document.
+Json document(const std::string& tool, const HostPeak& host_peak) {
+  const std::string gpu = gpu_name();
+  return Json{{"tool", tool},
+              {"version", HAZEFREE_VERSION},
+              {"gpu", gpu.empty() ? Json(nullptr) : Json(gpu)},
+              {"cpu_threads", omp_get_max_threads()},
+              {"peak_host_scope", host_peak.scope()}};
+}
+
+void write_json(const std::string& path, const Json& doc) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(path + ": cannot write");
+  out << doc.dump(2) << "\n";
+  if (!out.flush()) throw std::runtime_error(path + ": cannot write");
+}
 
 // A deterministic hazy-looking test frame: smooth gradients and texture under a haze veil that
 // thickens towards the top (so DCP has haze to remove and HE/AHE real histograms to work on).
@@ -74,6 +211,7 @@ struct BenchResult {
   int width = 0, height = 0, frames = 0;
   double median_ms = 0, mean_ms = 0, min_ms = 0;
   std::vector<StageTime> stages;  // mean per stage
+  Contract contract;
   // Per measured frame: wall ms, each stage's ms, and the atmospheric light used (DCP).
   struct Frame {
     double ms = 0;
@@ -107,7 +245,12 @@ class StageMeans {
   std::vector<std::string> order_;
 };
 
-BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int measured, int warmup) {
+// `decode_ms`: the decode of --input's frames, measured in its own pass before the cases (null on
+// generated frames).
+BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int measured, int warmup,
+                     HostPeak& host_peak, std::optional<double> decode_ms) {
+  host_peak.restart();
+  const DeviceMemory device(c.config.backend == Backend::cuda);
   std::unique_ptr<FrameProcessor> processor = create_processor(c.config, false);
   // The CUDA backend copies from and to page-locked memory, as the pipeline's pools provide.
   const ImageView& shape = frames[0].view();
@@ -149,6 +292,24 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   r.mean_ms = total / times.size();
   r.stages = stages.means(measured);
   r.per_frame = std::move(per_frame);
+  Contract& k = r.contract;
+  k.decode = decode_ms;  // encode: the cases encode nothing (null)
+  k.take_stages(r.stages);
+  if (!r.stages.empty()) {
+    // One frame at a time, so nothing overlaps: the timed stages' sum over the wall time of the
+    // same loop (decode, timed in its own pass, left out). Below 1 by the work between the timed
+    // stages (format checks, launches, synchronisation); 1 = every millisecond is in a stage.
+    double timed = 0;
+    for (const StageTime& st : r.stages) timed += st.ms;
+    k.overlap_efficiency = timed / r.mean_ms;
+  } else {
+    // The backend times no stages in this mode (the CPU backend's HE and AHE): the whole
+    // process() call is the one kernel stage, and a stage sum that is the wall time itself has no
+    // efficiency to tell (null).
+    k.kernels.push_back({"process", r.mean_ms});
+  }
+  k.peak_host_bytes = host_peak.read();
+  k.peak_device_bytes = device.added();
   for (PooledFrame* f : in) inputs.release(f);
   outputs.release(out);
   // The paper's column matching this backend.
@@ -179,27 +340,21 @@ void print_table(const std::vector<BenchResult>& results) {
     if (r.paper_value > 0) paper = fmt::format("{} {} ({})", r.paper_value, r.paper_unit, r.paper_source);
     fmt::print("{:<26} {:<28} {:>11} {:>10.3f} {:>10.1f} {:>10.3f}  {}\n", r.label, r.backend,
                fmt::format("{}x{}", r.width, r.height), r.median_ms, r.fps(), r.ms_per_mpixel(), paper);
-    if (!r.stages.empty()) {
-      std::string stages = "    stages:";
-      for (const StageTime& s : r.stages) stages += fmt::format(" {} {:.3f}", s.name, s.ms);
-      fmt::print("{}\n", stages);
-    }
+    print_contract(r.contract, "stages ms/frame");
   }
 }
 
-nlohmann::json to_json(const std::vector<BenchResult>& results) {
-  nlohmann::json rows = nlohmann::json::array();
+Json to_json(const std::vector<BenchResult>& results) {
+  Json rows = Json::array();
   for (const BenchResult& r : results) {
-    nlohmann::json stages = nlohmann::json::object();
-    for (const StageTime& s : r.stages) stages[s.name] = s.ms;
-    nlohmann::json frames = nlohmann::json::array();
+    // Per frame: the backend's own stage times (what scripts/plot-bench.py draws).
+    Json frames = Json::array();
     for (const BenchResult::Frame& f : r.per_frame) {
-      nlohmann::json fs = nlohmann::json::object();
+      Json fs = Json::object();
       for (const StageTime& s : f.stages) fs[s.name] = s.ms;
       frames.push_back({{"ms", f.ms}, {"stages_ms", fs}, {"atmospheric_light", {f.a[0], f.a[1], f.a[2]}}});
     }
-    rows.push_back({{"per_frame", frames},
-                    {"case", r.label},
+    Json row = {{"case", r.label},
                     {"backend", r.backend},
                     {"width", r.width},
                     {"height", r.height},
@@ -208,12 +363,12 @@ nlohmann::json to_json(const std::vector<BenchResult>& results) {
                     {"ms_per_frame_mean", r.mean_ms},
                     {"ms_per_frame_min", r.min_ms},
                     {"fps", r.fps()},
-                    {"ms_per_mpixel", r.ms_per_mpixel()},
-                    {"stages_ms", stages},
-                    {"paper", r.paper_value > 0 ? nlohmann::json{{"value", r.paper_value},
-                                                                 {"unit", r.paper_unit},
-                                                                 {"source", r.paper_source}}
-                                                : nlohmann::json(nullptr)}});
+                    {"ms_per_mpixel", r.ms_per_mpixel()}};
+    put_contract(row, r.contract);
+    row["paper"] = r.paper_value > 0 ? Json{{"value", r.paper_value}, {"unit", r.paper_unit}, {"source", r.paper_source}}
+                                     : Json(nullptr);
+    row["per_frame"] = frames;
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -335,13 +490,14 @@ struct PipelineResult {
   bool identical = false;         // overlapped output == serial output
   std::vector<StageTime> stages;
   std::size_t pinned_bytes = 0;
-  std::size_t device_bytes = 0;   // device memory the backend added (all its lanes)
+  Contract contract;              // peak_device_bytes: all the backend's lanes
 };
 
+// `decode_ms` as in run_case.
 PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vector<Image>& source,
-                                int measured, int warmup) {
-  // (The first query starts the CUDA context, so the context is not counted as the backend's.)
-  const std::size_t device_before = gpu_memory_in_use();
+                                int measured, int warmup, HostPeak& host_peak, std::optional<double> decode_ms) {
+  host_peak.restart();
+  const DeviceMemory device(config.backend == Backend::cuda);
   std::unique_ptr<FrameProcessor> processor = create_processor(config, false);
   const ImageView& first = source[0].view();
   const int lanes = std::max(1, processor->lanes());
@@ -377,7 +533,15 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
   r.serial_fps = measured / serial_s;
   r.stages = stages.means(measured);
   for (const StageTime& st : r.stages) r.stage_sum_ms += st.ms;
-  if (r.stage_sum_ms == 0) r.stage_sum_ms = serial_s * 1000.0 / measured;
+  Contract& k = r.contract;
+  k.decode = decode_ms;  // in its own pass before the runs (null on generated frames); no encode
+  k.take_stages(r.stages);
+  if (r.stage_sum_ms == 0) {
+    // The backend times no stages in this mode (the CPU backend's HE and AHE): one frame at a
+    // time, the whole process() call is the one stage, and its serial wall time the stage sum.
+    r.stage_sum_ms = serial_s * 1000.0 / measured;
+    k.kernels.push_back({"process", r.stage_sum_ms});
+  }
   std::vector<std::string> serial_bytes;
   for (std::size_t i = 0; i < count; ++i) {
     const PlaneView& y = out[i]->view.planes[0];
@@ -396,9 +560,12 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
   for (int i = std::max(0, total - lanes); i < total; ++i) processor->wait(i % lanes);
   const double overlapped_s = std::chrono::duration<double>(Clock::now() - t0).count();
   r.overlapped_fps = measured / overlapped_s;
-  const std::size_t device_after = gpu_memory_in_use();
-  r.device_bytes = device_after > device_before ? device_after - device_before : 0;
+  // The stages of one frame at a time (decode, in its own pass, left out) over the overlapped wall
+  // time per frame: above 1 where the lanes overlap copies and kernels.
   r.overlap_efficiency = r.stage_sum_ms / (overlapped_s * 1000.0 / measured);
+  k.overlap_efficiency = r.overlap_efficiency;
+  k.peak_host_bytes = host_peak.read();
+  k.peak_device_bytes = device.added();
   // The same frames in the same order from the same state (reset): the last outputs of both
   // runs must be identical (the temporal state, e.g. A, carried correctly across lanes).
   r.identical = true;
@@ -416,29 +583,33 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
 
 void print_pipeline(const std::vector<PipelineResult>& results) {
   fmt::print("\nraw-frame pipeline (host -> backend -> host, pinned buffers)\n");
-  fmt::print("{:<28} {:>11} {:>6} {:>12} {:>14} {:>12} {:>11} {:>10} {:>10}  {}\n", "backend", "size", "lanes",
-             "serial fps", "overlapped fps", "stages ms", "overlap eff", "device MB", "pinned MB", "same output");
+  fmt::print("{:<28} {:>11} {:>6} {:>12} {:>14} {:>12} {:>11} {:>10} {:>10} {:>10}  {}\n", "backend", "size",
+             "lanes", "serial fps", "overlapped fps", "stages ms", "overlap eff", "device MB", "pinned MB",
+             "host MB", "same output");
+  auto mb = [](const std::optional<std::uint64_t>& bytes) {
+    return bytes ? fmt::format("{:.1f}", *bytes / 1048576.0) : std::string("-");
+  };
   for (const PipelineResult& r : results) {
-    fmt::print("{:<28} {:>11} {:>6} {:>12.1f} {:>14.1f} {:>12.3f} {:>11.2f} {:>10.1f} {:>10.1f}  {}\n", r.backend,
-               fmt::format("{}x{}", r.width, r.height), r.lanes, r.serial_fps, r.overlapped_fps, r.stage_sum_ms,
-               r.overlap_efficiency, r.device_bytes / 1048576.0, r.pinned_bytes / 1048576.0,
-               r.identical ? "yes" : "NO");
-    std::string stages = "    stages (serial, ms/frame):";
-    for (const StageTime& st : r.stages) stages += fmt::format(" {} {:.3f}", st.name, st.ms);
-    fmt::print("{}\n", stages);
+    fmt::print("{:<28} {:>11} {:>6} {:>12.1f} {:>14.1f} {:>12.3f} {:>11.2f} {:>10} {:>10.1f} {:>10}  {}\n",
+               r.backend, fmt::format("{}x{}", r.width, r.height), r.lanes, r.serial_fps, r.overlapped_fps,
+               r.stage_sum_ms, r.overlap_efficiency, mb(r.contract.peak_device_bytes), r.pinned_bytes / 1048576.0,
+               mb(r.contract.peak_host_bytes), r.identical ? "yes" : "NO");
+    print_contract(r.contract, "stages (serial, ms/frame)");
   }
 }
 
-nlohmann::json pipeline_json(const std::vector<PipelineResult>& results) {
-  nlohmann::json rows = nlohmann::json::array();
+Json pipeline_json(const std::vector<PipelineResult>& results, const std::string& label) {
+  Json rows = Json::array();
   for (const PipelineResult& r : results) {
-    nlohmann::json stages = nlohmann::json::object();
-    for (const StageTime& st : r.stages) stages[st.name] = st.ms;
-    rows.push_back({{"backend", r.backend}, {"width", r.width}, {"height", r.height}, {"frames", r.frames},
-                    {"lanes", r.lanes}, {"serial_fps", r.serial_fps}, {"overlapped_fps", r.overlapped_fps},
-                    {"stage_sum_ms", r.stage_sum_ms}, {"overlap_efficiency", r.overlap_efficiency},
-                    {"same_output", r.identical}, {"stages_ms", stages}, {"pinned_bytes", r.pinned_bytes},
-                    {"device_bytes", r.device_bytes}});
+    // fps: the overlapped run's, the pipeline's throughput.
+    Json row = {{"case", label},           {"backend", r.backend},
+                {"width", r.width},         {"height", r.height},
+                {"frames", r.frames},       {"fps", r.overlapped_fps},
+                {"lanes", r.lanes},         {"serial_fps", r.serial_fps},
+                {"overlapped_fps", r.overlapped_fps}, {"stage_sum_ms", r.stage_sum_ms},
+                {"same_output", r.identical}, {"pinned_bytes", r.pinned_bytes}};
+    put_contract(row, r.contract);
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -457,6 +628,27 @@ void plot_results(const std::string& json_path, const std::string& png_path) {
   if (std::system(command.c_str()) != 0) throw std::runtime_error(png_path + ": the plot script failed");
   fmt::print(stderr, "bench: plot written to {}\n", png_path);
 }
+
+// A processor lent to run_pipeline(), which destroys what it is given: every call goes to the
+// bench's own processor, which outlives the run.
+class Borrowed final : public FrameProcessor {
+ public:
+  explicit Borrowed(FrameProcessor& p) : p_(p) {}
+  void process(const ImageView& in, ImageView& out) override { p_.process(in, out); }
+  void reset() override { p_.reset(); }
+  std::string description() const override { return p_.description(); }
+  std::array<float, 3> atmospheric_light() const override { return p_.atmospheric_light(); }
+  std::vector<StageTime> stage_times() const override { return p_.stage_times(); }
+  int lanes() const override { return p_.lanes(); }
+  void enqueue(int lane, const ImageView& in, const ImageView& out) override { p_.enqueue(lane, in, out); }
+  void wait(int lane) override { p_.wait(lane); }
+  TemporalState temporal_state() const override { return p_.temporal_state(); }
+  void set_temporal_state(const TemporalState& state) override { p_.set_temporal_state(state); }
+  FrameEstimate estimate(const ImageView& in) override { return p_.estimate(in); }
+
+ private:
+  FrameProcessor& p_;
+};
 
 // The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
 // the backend and the encoder are all measured, as `hazefree in out` would run them.
@@ -477,23 +669,61 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   o.output = "/dev/null";
   o.quiet = true;
   finalize_options(o);
-  const RunSummary r = run_pipeline(o);
+  // "auto" resolved as in the other modes (the GPU when one is usable), so that the device memory
+  // is read exactly when the backend is CUDA.
+  if (o.processing.backend == Backend::automatic)
+    o.processing.backend = cuda_available() ? Backend::cuda : Backend::cpu;
+  int width = 0, height = 0;
+  {
+    io::InputOptions probe = o.input_options;
+    probe.hwdec.clear();
+    io::MediaReader reader(probe);
+    width = reader.video().width;
+    height = reader.video().height;
+  }
+  HostPeak host_peak;
+  host_peak.restart();
+  // The processor is created here rather than by the run, so that it is still alive when the
+  // device memory is read after the run (NVDEC's pictures, freed with the run, are not counted).
+  const DeviceMemory device(o.processing.backend == Backend::cuda);
+  const std::unique_ptr<FrameProcessor> processor = create_processor(o.processing, false);
+  const RunSummary r = run_pipeline(o, std::make_unique<Borrowed>(*processor));
   const double fps = r.seconds > 0 ? r.frames_out / r.seconds : 0.0;
-  const double busy = r.decode_ms + r.process_ms + r.encode_ms;
   const double wall_ms = r.frames_out > 0 ? r.seconds * 1000.0 / r.frames_out : 0.0;
-  fmt::print("end to end: {} frames of {} ({} on {}, {} {}, decode {}) in {:.2f} s: {:.1f} fps\n", r.frames_out,
-             input, mode, r.processor, encoder, preset, hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
-  fmt::print("busy ms/frame: decode {:.3f}  process {:.3f}  encode {:.3f}  (wall {:.3f}; overlap efficiency {:.2f})\n",
-             r.decode_ms, r.process_ms, r.encode_ms, wall_ms, wall_ms > 0 ? busy / wall_ms : 0.0);
+  Contract k;
+  // Busy time per frame of each thread's stage. The pipeline times the backend as one stage per
+  // frame (enqueue to wait on the CUDA lanes, whose copies overlap other frames' kernels), so
+  // upload and download are inside "process" and not measured apart (null), as on the CPU backend
+  // where they do not exist.
+  k.decode = r.decode_ms;
+  k.kernels.push_back({"process", r.process_ms});
+  k.encode = r.encode_ms;
+  // Decode, process and encode run on their own threads at once: above 1 where they overlap.
+  if (wall_ms > 0) k.overlap_efficiency = (r.decode_ms + r.process_ms + r.encode_ms) / wall_ms;
+  k.peak_host_bytes = host_peak.read();
+  k.peak_device_bytes = device.added();
+  fmt::print("end to end: {} frames of {} ({}x{}, {} on {}, {} {}, decode {}) in {:.2f} s: {:.1f} fps\n", r.frames_out,
+             input, width, height, mode, r.processor, encoder, preset, hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
+  fmt::print("busy ms/frame: decode {:.3f}  process {:.3f}  encode {:.3f}  (wall {:.3f}; overlap efficiency {})\n",
+             r.decode_ms, r.process_ms, r.encode_ms, wall_ms,
+             k.overlap_efficiency ? fmt::format("{:.2f}", *k.overlap_efficiency) : std::string("-"));
+  fmt::print("peak host {}, device added {}\n", megabytes(k.peak_host_bytes), megabytes(k.peak_device_bytes));
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    if (!out) throw std::runtime_error(json_path + ": cannot write");
-    out << nlohmann::json{{"tool", "hazefree bench --end-to-end"}, {"input", input}, {"processor", r.processor},
-                          {"frames", r.frames_out}, {"seconds", r.seconds}, {"fps", fps},
-                          {"decode_ms", r.decode_ms}, {"process_ms", r.process_ms}, {"encode_ms", r.encode_ms},
-                          {"overlap_efficiency", wall_ms > 0 ? busy / wall_ms : 0.0}}
-                .dump(2)
-        << "\n";
+    Json row = {{"case", describe(o.processing)},
+                {"backend", r.processor},
+                {"width", width},
+                {"height", height},
+                {"frames", r.frames_out},
+                {"seconds", r.seconds},
+                {"fps", fps},
+                {"encoder", encoder},
+                {"preset", preset},
+                {"hwdec", hwdec.empty() ? Json(nullptr) : Json(hwdec)}};
+    put_contract(row, k);
+    Json doc = document("hazefree bench --end-to-end", host_peak);
+    doc["input"] = input;
+    doc["results"] = Json::array({row});
+    write_json(json_path, doc);
   }
   return 0;
 }
@@ -559,11 +789,12 @@ int bench_main(int argc, char** argv) {
     finalize_options(options);
     const ProcessingConfig base = options.processing;
 
+    HostPeak host_peak;
     // The source frames.
     std::vector<Image> source;
     int width = 0, height = 0;
     PixelFormat format = PixelFormat::yuv420p;
-    double decode_ms = 0;
+    std::optional<double> decode_ms;  // demux + decode + copy into memory, per frame (--input)
     if (!input.empty()) {
       io::InputOptions in;
       in.url = input;
@@ -618,13 +849,15 @@ int bench_main(int argc, char** argv) {
       std::vector<PipelineResult> rows;
       for (const ProcessingConfig& variant : backend_variants(base, backend, threads)) {
         if (variant.backend == Backend::cpu && variant.threads == 1) continue;  // lanes need a GPU
-        rows.push_back(run_raw_pipeline(variant, source, frames, warmup));
+        rows.push_back(run_raw_pipeline(variant, source, frames, warmup, host_peak, decode_ms));
       }
+      if (decode_ms) fmt::print("decode: {:.3f} ms/frame ({}, {} frames)\n", *decode_ms, input, source.size());
       print_pipeline(rows);
       if (!json_path.empty()) {
-        std::ofstream out(json_path);
-        if (!out) throw std::runtime_error(json_path + ": cannot write");
-        out << nlohmann::json{{"tool", "hazefree bench --pipeline"}, {"results", pipeline_json(rows)}}.dump(2) << "\n";
+        Json doc = document("hazefree bench --pipeline", host_peak);
+        if (!input.empty()) doc["input"] = input;
+        doc["results"] = pipeline_json(rows, describe(base));
+        write_json(json_path, doc);
       }
       return 0;
     }
@@ -646,22 +879,20 @@ int bench_main(int argc, char** argv) {
         const double mpix = double(c.width) * c.height / 1e6;
         int measured = frames;
         if (variant.backend == Backend::cpu && mpix * frames > 40) measured = std::max(2, int(40 / mpix));
-        results.push_back(run_case(v, *frames_in, measured, variant.backend == Backend::cpu ? 1 : warmup));
+        results.push_back(
+            run_case(v, *frames_in, measured, variant.backend == Backend::cpu ? 1 : warmup, host_peak, decode_ms));
         fmt::print(stderr, "bench: {} on {} done\n", results.back().label, results.back().backend);
       }
     }
-    if (decode_ms > 0) fmt::print("decode: {:.3f} ms/frame ({}, {} frames)\n", decode_ms, input, source.size());
+    if (decode_ms) fmt::print("decode: {:.3f} ms/frame ({}, {} frames)\n", *decode_ms, input, source.size());
     print_table(results);
     if (!plot_path.empty() && json_path.empty()) json_path = plot_path + ".json";
     if (!json_path.empty()) {
-      nlohmann::json doc = {{"tool", "hazefree bench"},
-                            {"version", HAZEFREE_VERSION},
-                            {"cpu_threads", omp_get_max_threads()},
-                            {"results", to_json(results)}};
-      if (decode_ms > 0) doc["decode_ms_per_frame"] = decode_ms;
-      std::ofstream out(json_path);
-      if (!out) throw std::runtime_error(json_path + ": cannot write");
-      out << doc.dump(2) << "\n";
+      Json doc = document(seed_tables ? "hazefree bench --seed-tables" : "hazefree bench", host_peak);
+      if (!input.empty()) doc["input"] = input;
+      if (decode_ms) doc["decode_ms_per_frame"] = *decode_ms;
+      doc["results"] = to_json(results);
+      write_json(json_path, doc);
     }
     if (!plot_path.empty()) plot_results(json_path, plot_path);
     return 0;

@@ -391,6 +391,18 @@ bool cuda_available(std::string* why_not) {
   return true;
 }
 
+std::string gpu_name() {
+  int count = 0;
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  return prop.name;
+}
+
 std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig& config) {
   return std::make_unique<cuda::CudaProcessor>(config, 2);
 }

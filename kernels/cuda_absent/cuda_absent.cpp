@@ -10,6 +10,8 @@ bool cuda_available(std::string* why_not) {
   return false;
 }
 
+std::string gpu_name() { return {}; }
+
 std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig&) {
   throw std::runtime_error("the CUDA backend is not available: this build of hazefree has no CUDA support");
 }
