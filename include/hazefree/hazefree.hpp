@@ -177,7 +177,8 @@ class Processor {
   // not overlapping) on the caller's stream `cuda_stream` (a cudaStream_t; nullptr is the legacy
   // default stream). Returns once the work is queued: `out` is ready when the stream reaches
   // this point; `in` must be ready on that stream. No host copy of the pixels is made. Needs the
-  // CUDA backend: throws GpuUnavailableError on the CPU backend.
+  // CUDA backend: throws GpuUnavailableError on the CPU backend. I420/YUV frames need the same
+  // stride for U and V here (std::invalid_argument otherwise).
   void process_device(const Frame& in, const Frame& out, void* cuda_stream);
 
   // Forgets the temporal state (a new stream).

@@ -201,6 +201,14 @@ void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out
   if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
     throw std::invalid_argument("cuda: output frame differs from the input in format or size");
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("cuda: empty frame");
+  // The kernels address U and V with one chroma stride (FrameRef::s1), as the lanes' own frames
+  // are laid out; a caller's frame must be too (host frames are copied into that layout).
+  for (const ImageView* f : {&d_in, &d_out}) {
+    if (f->plane_count == 3 && is_yuv(f->format) && f->planes[1].stride != f->planes[2].stride)
+      throw std::invalid_argument("cuda: device frames need the same stride for U and V (got " +
+                                  std::to_string(f->planes[1].stride) + " and " +
+                                  std::to_string(f->planes[2].stride) + ")");
+  }
   Lane& lane = *lanes_.front();
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   track_geometry(d_in.format, d_in.width, d_in.height);
