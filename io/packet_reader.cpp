@@ -64,6 +64,53 @@ std::string PacketReader::codec_name() const { return avcodec_get_name(codec_par
 
 int PacketReader::other_stream_count() const { return static_cast<int>(impl_->demuxer->nb_streams) - 1; }
 
+namespace {
+
+// The NAL unit types in a packet of H.264 or HEVC, length-prefixed (avcC / hvcC extradata,
+// as in MP4 and Matroska) or with Annex B start codes (MPEG-TS, raw streams).
+class NalTypes {
+ public:
+  explicit NalTypes(const AVCodecParameters& parameters) : hevc_(parameters.codec_id == AV_CODEC_ID_HEVC) {
+    const std::uint8_t* x = parameters.extradata;
+    const int n = parameters.extradata_size;
+    if (n > 0 && x[0] == 1) {
+      if (!hevc_ && n >= 5) length_size_ = (x[4] & 3) + 1;
+      if (hevc_ && n >= 22) length_size_ = (x[21] & 3) + 1;
+    }
+  }
+  // True when one of the packet's NAL units is of a type that starts clean decoding.
+  bool clean(const std::uint8_t* data, int size) const {
+    if (length_size_ > 0) {
+      int at = 0;
+      while (at + length_size_ < size) {
+        std::uint32_t length = 0;
+        for (int i = 0; i < length_size_; ++i) length = (length << 8) | data[at + i];
+        at += length_size_;
+        if (length == 0 || length > static_cast<std::uint32_t>(size - at)) return false;
+        if (clean_type(data[at])) return true;
+        at += static_cast<int>(length);
+      }
+      return false;
+    }
+    for (int i = 0; i + 3 < size; ++i)
+      if (data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 && clean_type(data[i + 3])) return true;
+    return false;
+  }
+
+ private:
+  bool clean_type(std::uint8_t header) const {
+    if (hevc_) {
+      const int type = (header >> 1) & 0x3f;
+      return type >= 16 && type <= 21;  // BLA, IDR, CRA (its skipped leading pictures come earlier)
+    }
+    return (header & 0x1f) == 5;  // IDR
+  }
+  bool hevc_;
+  int length_size_ = 0;  // 0: Annex B
+};
+
+}  // namespace
+
 VideoIndex index_video_packets(const std::string& url) {
   PacketReader reader(url);
   VideoIndex index;
@@ -71,6 +118,9 @@ VideoIndex index_video_packets(const std::string& url) {
   index.frame_rate = reader.frame_rate();
   index.codec_name = reader.codec_name();
   index.other_streams = reader.other_stream_count();
+  const AVCodecParameters& parameters = *reader.codec_parameters();
+  const bool parsed = parameters.codec_id == AV_CODEC_ID_H264 || parameters.codec_id == AV_CODEC_ID_HEVC;
+  const NalTypes nal_types(parameters);
   while (Packet packet = reader.next()) {
     if (packet->pts == AV_NOPTS_VALUE) {
       throw_io(url, "video packet " + std::to_string(index.packets.size()) +
@@ -78,7 +128,8 @@ VideoIndex index_video_packets(const std::string& url) {
     }
     // Matroska stores no dts for pictures that B-frames reorder; its index (and seeking) is by pts.
     const std::int64_t dts = packet->dts != AV_NOPTS_VALUE ? packet->dts : packet->pts;
-    index.packets.push_back({packet->pts, dts, (packet->flags & AV_PKT_FLAG_KEY) != 0});
+    const bool key = (packet->flags & AV_PKT_FLAG_KEY) != 0;
+    index.packets.push_back({packet->pts, dts, key, key && parsed && nal_types.clean(packet->data, packet->size)});
   }
   if (index.packets.empty()) throw_io(url, "no video packets");
   return index;

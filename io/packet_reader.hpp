@@ -39,6 +39,10 @@ struct VideoPacketInfo {
   std::int64_t pts = 0;       // in the video time base
   std::int64_t dts = 0;       // (its pts where the container stores none)
   bool keyframe = false;
+  // Decoding can start here without any earlier picture, for every picture from this one on in
+  // presentation order: an H.264 IDR or an HEVC IRAP picture. (An open GOP's I picture is a
+  // keyframe but not clean: pictures after it in decode order may refer to the GOP before.)
+  bool clean_start = false;
 };
 
 struct VideoIndex {

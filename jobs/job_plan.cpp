@@ -154,8 +154,9 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
     std::sort(sorted_pts.begin(), sorted_pts.end());
     if (std::adjacent_find(sorted_pts.begin(), sorted_pts.end()) != sorted_pts.end())
       throw JobError(fmt::format("{}: two video packets share a timestamp; this file cannot be cut into chunks", input_arg));
-    // Keyframes by presentation position, with the dts to seek to: the keyframe before it in
-    // decode order, so that pictures after the keyframe that refer back (open GOPs) decode fully.
+    // Keyframes by presentation position, with the dts to seek to: the keyframe itself where it
+    // is a clean start (an IDR), else the keyframe before it in decode order, so that pictures
+    // after an open GOP's keyframe that refer back decode fully.
     std::vector<std::int64_t> keyframe_starts;
     std::vector<std::int64_t> seek_of_start;  // parallel to keyframe_starts
     std::int64_t previous_key_dts = LLONG_MIN;
@@ -164,7 +165,8 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
       const io::VideoPacketInfo& p = index.packets[i];
       if (!p.keyframe) continue;
       const auto frame = std::lower_bound(sorted_pts.begin(), sorted_pts.end(), p.pts) - sorted_pts.begin();
-      keys.emplace_back(frame, previous_key_dts == LLONG_MIN ? p.dts : previous_key_dts);
+      // A clean start (IDR) needs nothing before it; an open GOP's keyframe needs the GOP before.
+      keys.emplace_back(frame, p.clean_start || previous_key_dts == LLONG_MIN ? p.dts : previous_key_dts);
       previous_key_dts = p.dts;
     }
     std::sort(keys.begin(), keys.end());

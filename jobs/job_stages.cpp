@@ -158,11 +158,15 @@ void analyze_task(const std::string& dir, int task, const StageOptions& options)
     }
     check_input_unchanged(dir, in);
     RunOptions settings = plan_settings(plan);
-    io::InputOptions input = chunk_input(settings, in, chunk);
-    input.hwdec.clear();  // estimates are computed from host frames
-    io::MediaReader reader(input);
     // HE's histograms are integers, the same on both backends: the CPU computes them. DCP's A^
-    // comes from the backend that renders.
+    // comes from the backend that renders, and with it from NVDEC's pictures where the run
+    // decodes there (the CPU stays free for the encoders of the renders running meanwhile).
+    // The reader first: NVDEC must set up the GPU's primary context before the backend uses it.
+    const bool on_gpu = settings.processing.mode == Mode::dcp && settings.processing.backend != Backend::cpu &&
+                        cuda_available();
+    io::InputOptions input = chunk_input(settings, in, chunk);
+    if (!on_gpu) input.hwdec.clear();
+    io::MediaReader reader(input);
     std::unique_ptr<FrameProcessor> processor =
         settings.processing.mode == Mode::dcp ? create_processor(settings.processing, options.verbose)
                                               : make_cpu_processor(settings.processing);
@@ -210,14 +214,9 @@ void render_task(const std::string& dir, int task, const StageOptions& options) 
     chunk_run.verbose = options.verbose;
     finalize_options(chunk_run);
     chunk_run.input_options = chunk_input(chunk_run, in, chunk);
-    std::unique_ptr<FrameProcessor> processor = create_processor(chunk_run.processing, options.verbose);
-    // The backend is settled here: the pipeline's first-picture trial of `auto` would reset the
-    // state given below.
-    if (chunk_run.processing.backend == Backend::automatic)
-      chunk_run.processing.backend = processor->lanes() > 0 ? Backend::cuda : Backend::cpu;
-    if (plan.analysis) processor->set_temporal_state(state);
-    run.line(fmt::format("render {}: {} on {}", task, describe_task(plan, task), processor->description()));
-    const RunSummary summary = run_pipeline(chunk_run, std::move(processor));
+    if (plan.analysis) chunk_run.start_state = state;
+    run.line(fmt::format("render {}: {}", task, describe_task(plan, task)));
+    const RunSummary summary = run_pipeline(chunk_run);
     if (summary.interrupted) {
       std::error_code ignored;
       fs::remove(chunk_path(dir, task), ignored);
@@ -229,7 +228,8 @@ void render_task(const std::string& dir, int task, const StageOptions& options) 
       throw JobError(fmt::format("{}: task {} ({}) gave {} frames where the plan counted {}", in.input, task,
                                  describe_task(plan, task), summary.frames_out, chunk.frames));
     }
-    run.line(fmt::format("render {}: {:.1f} fps", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0));
+    run.line(fmt::format("render {}: {:.1f} fps on {}", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0,
+                         summary.processor));
     return summary.frames_out;
   });
 }

@@ -38,6 +38,8 @@ namespace {
 struct Slot {
   int gpu = -1;        // CUDA device, -1: CPU
   int threads = 0;     // OMP_NUM_THREADS for a CPU slot (0: leave)
+  bool analyses = true;  // runs analyze tasks
+  bool renders = true;   // runs render tasks
   pid_t pid = 0;       // running child, 0: free
   Stage stage = Stage::analyze;
   int task = -1;
@@ -148,8 +150,12 @@ int run_local_job(const RunOptions& options) {
   std::vector<Slot> slots;
   const bool use_gpus = options.processing.backend != Backend::cpu && cuda_device_count() > 0;
   if (use_gpus) {
-    for (const int gpu : parse_gpus(job.gpus, cuda_device_count()))
-      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu});
+    // Per GPU: the render workers, and one more for the analyses, which are light (a decode and
+    // the first DCP steps) and run beside the renders so that renders need not wait for them.
+    for (const int gpu : parse_gpus(job.gpus, cuda_device_count())) {
+      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, false, true});
+      if (plan.analysis) slots.push_back(Slot{gpu, 0, true, false});
+    }
   } else {
     if (!job.gpus.empty() && job.gpus != "all")
       throw UsageError(fmt::format("--gpus {}: no usable GPU here{}", job.gpus,
@@ -158,9 +164,10 @@ int run_local_job(const RunOptions& options) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (int w = 0; w < workers; ++w) slots.push_back(Slot{-1, std::max(1, cores / workers)});
   }
+  const auto workers = std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.renders; });
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n",
-               plan.inputs[0].frames, plan.tasks.size(), slots.size(), slots.size() == 1 ? "" : "s",
+               plan.inputs[0].frames, plan.tasks.size(), workers, workers == 1 ? "" : "s",
                use_gpus ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
                resumed ? ", resuming" : "", dir);
 
@@ -189,8 +196,10 @@ int run_local_job(const RunOptions& options) {
     // Fill the free slots with ready tasks (analyses first: they unblock renders).
     for (Slot& slot : slots) {
       if (slot.pid != 0 || !failure.empty() || stop_requested()) continue;
-      const auto next = std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return ready(p.first, p.second); });
-      if (next == pending.end()) break;
+      const auto next = std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
+        return (p.first == Stage::analyze ? slot.analyses : slot.renders) && ready(p.first, p.second);
+      });
+      if (next == pending.end()) continue;
       slot.stage = next->first;
       slot.task = next->second;
       slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
@@ -245,8 +254,8 @@ int run_local_job(const RunOptions& options) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} chunks on {} worker{}, {}\n", plan.inputs[0].frames,
-               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), plan.tasks.size(), slots.size(),
-               slots.size() == 1 ? "" : "s", to_string(options.processing.mode));
+               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), plan.tasks.size(), workers,
+               workers == 1 ? "" : "s", to_string(options.processing.mode));
   if (own_dir) fs::remove_all(dir, error);
   return 0;
 }

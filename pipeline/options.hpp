@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
 #include "kernels/params.hpp"
+#include "kernels/temporal_state.hpp"
 
 namespace hazefree {
 
@@ -48,6 +50,9 @@ struct RunOptions {
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
   JobOptions job;
+  // A job's chunk starts from this temporal state (the single run's at its first frame) instead
+  // of a fresh stream's; applied once the backend is settled.
+  std::optional<TemporalState> start_state;
   // SPEC 9. input.timeout: seconds without a packet that count as a stall, kAutoTimeout = 5 with
   // --live for network and camera sources, else 0 (none); resolved into input_options by
   // finalize_options(). input.reconnect: reopening attempts after a loss (live only), kAuto =

@@ -136,6 +136,7 @@ class Pipeline {
     const PixelFormat format = video.format;
     if (options.processing.backend == Backend::automatic && processor_->lanes() > 0 && !video.on_device)
       try_gpu_or_fall_back();
+    if (options.start_state) processor_->set_temporal_state(*options.start_state);
     out_width_ = options.side_by_side ? side_by_side_width(format, video.width) : video.width;
     // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
     // host after each frame, so it runs one frame at a time.

@@ -8,7 +8,7 @@
 # "pipeline" (not part of all: it needs .device/ffmpeg and .device/ffprobe from build-device.sh):
 # the seed-paper tables on this machine's CPU and GPU, serial versus overlapped raw frames, a real
 # 1080p file through decode + DCP + x264 against a bare ffmpeg transcode, and a live source.
-# "jobs" (likewise): chunked runs on every GPU against the single run, and the scaling table.
+# "jobs" (likewise): chunked runs on every GPU against the single run.
 set -u
 what=${1:-all}
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -144,32 +144,32 @@ if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then
 fi
 
 # Jobs (SPEC 8) on this machine's GPUs: chunked runs give the single run's frames (FFV1 outputs
-# compared picture by picture), then the scaling table of one 1080p file over 1 and all GPUs and
-# one or more workers per GPU, beside the best number of concurrent bare x264 transcodes of the
-# same dehazed pictures, measured in the same run (scripts/jobs-scaling.sh).
+# compared picture by picture) and audio. The scaling table is scripts/jobs-scaling.sh.
 if [[ $what == jobs && -x .device/hazefree && -x .device/ffmpeg ]]; then
   HF=.device/hazefree FF=.device/ffmpeg
   pictures() { "$FF" -v error -i "$1" -map 0:v -f framemd5 - | grep -v '^#' | awk -F, '{print $2, $6}'; }
   audio() { "$FF" -v error -i "$1" -map 0:a -c copy -f framemd5 - | grep -v '^#'; }
-  "$FF" -v error -y -f lavfi -i 'testsrc2=s=640x360:r=25:d=4[a];smptebars=s=640x360:r=25:d=2[b];[a][b]concat=n=2:v=1:a=0' \
-    -f lavfi -i 'sine=f=440:d=6' -c:v libx264 -preset veryfast -x264-params open-gop=1:bframes=3:keyint=25 \
-    -c:a aac -shortest /tmp/jobs-clip.mp4
+  # The sample clip twice (the loop point is a cut), re-encoded with B-frames and open GOPs; its audio.
+  "$FF" -v error -y -stream_loop 1 -i samples/hazy-street.mp4 -c:v libx264 -preset veryfast \
+    -x264-params open-gop=1:bframes=3:keyint=25 -c:a copy /tmp/jobs-clip.mp4
+  # And the same with closed GOPs (IDR keyframes: a chunk's decoding starts at its own keyframe).
+  "$FF" -v error -y -stream_loop 1 -i samples/hazy-street.mp4 -c:v libx264 -preset veryfast \
+    -x264-params bframes=3:keyint=25 -c:a copy /tmp/jobs-closed.mp4
+  for clip in /tmp/jobs-clip.mp4 /tmp/jobs-closed.mp4; do
   for args in "-m dcp" "-m dcp --hwdec cuda" "-m he --set he.temporal=0.3"; do
     # shellcheck disable=SC2086
-    timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 /tmp/jobs-clip.mp4 /tmp/jobs-single.mkv >>"$OUT/jobs.log" 2>&1
+    timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 "$clip" /tmp/jobs-single.mkv >>"$OUT/jobs.log" 2>&1
     for chunks in 3 7; do
       # shellcheck disable=SC2086
-      timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 --chunks $chunks --gpus all /tmp/jobs-clip.mp4 /tmp/jobs-chunked.mkv \
+      timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 --chunks $chunks --gpus all "$clip" /tmp/jobs-chunked.mkv \
         >>"$OUT/jobs.log" 2>&1
       rc=$?
       if [[ $rc -eq 0 ]] && diff <(pictures /tmp/jobs-single.mkv) <(pictures /tmp/jobs-chunked.mkv) >/dev/null &&
          diff <(audio /tmp/jobs-single.mkv) <(audio /tmp/jobs-chunked.mkv) >/dev/null; then same=identical; else same=DIFFERENT; fi
-      summary+=("jobs cuda $args, $chunks chunks on all GPUs: exit $rc, $same to the single run ($(pictures /tmp/jobs-chunked.mkv | wc -l) frames)")
+      summary+=("jobs $(basename $clip) cuda $args, $chunks chunks on all GPUs: exit $rc, $same to the single run ($(pictures /tmp/jobs-chunked.mkv | wc -l) frames)")
     done
   done
-  timeout 420 scripts/jobs-scaling.sh "$OUT" >>"$OUT/jobs.log" 2>&1
-  summary+=("jobs scaling: exit $?")
-  cat "$OUT/scaling.txt" 2>/dev/null
+  done
 fi
 
 printf '%s\n' "----- summary" "${summary[@]}" | tee "$OUT/summary.txt"

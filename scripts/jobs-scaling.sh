@@ -12,6 +12,7 @@ FF=${FF:-.device/ffmpeg}
 FP=${FP:-.device/ffprobe}
 frames=${FRAMES:-3008}
 mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 input=/tmp/scaling-in.mp4
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 cores=$(nproc)

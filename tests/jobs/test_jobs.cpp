@@ -41,7 +41,9 @@ const std::string& single_run(const std::string& clip, const std::string& option
   static std::map<std::string, std::string> made;
   auto it = made.find(options);
   if (it != made.end()) return it->second;
-  const std::string out = temp_dir("jobs-single-" + std::to_string(made.size())) + "/single.mkv";
+  // ctest runs test cases as parallel processes: the pid and the options keep their files apart.
+  const std::string out = temp_dir("jobs-single-" + std::to_string(getpid()) + "-" +
+                                   std::to_string(std::hash<std::string>{}(options))) + "/single.mkv";
   const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + q(clip) + " " + q(out));
   REQUIRE_MESSAGE(r.status == 0, r.err);
   return made.emplace(options, out).first->second;
@@ -62,7 +64,8 @@ void check_local_job(const std::string& clip, const std::string& options, const 
   CAPTURE(options);
   CAPTURE(cut);
   const std::string& single = single_run(clip, options);
-  const std::string dir = temp_dir("jobs-local-" + std::to_string(std::hash<std::string>{}(options + cut)));
+  const std::string dir =
+      temp_dir("jobs-local-" + std::to_string(getpid()) + "-" + std::to_string(std::hash<std::string>{}(options + cut)));
   const std::string out = dir + "/chunked.mkv";
   const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + cut + " " + q(clip) + " " + q(out));
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -99,6 +102,18 @@ TEST_CASE("job chunks: HE with he.temporal and AHE frames identical to the singl
     check_local_job(clip.path, "--backend cpu --mode he --color rgb --set he.temporal=0.6", cut);
   }
   check_local_job(clip.path, "--backend cpu --mode ahe --window 15 --clip 2", "--chunks 3");
+}
+
+TEST_CASE("job chunks: closed GOPs (IDR keyframes, decoding starts at the chunk itself) with B-frames") {
+  const std::string dir = temp_dir("jobs-closed-" + std::to_string(getpid()));
+  const std::string clip = dir + "/closed.mkv";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=3 -f lavfi -i sine=d=3 "
+                      "-c:v libx264 -preset veryfast -x264-params keyint=10:bframes=3:b-pyramid=normal "
+                      "-c:a aac -shortest " + q(clip)) == 0);
+  for (const char* cut : {"--chunks 3", "--chunks 7"}) {
+    check_local_job(clip, "--backend cpu", cut);
+    check_local_job(clip, "--backend cpu --mode he --set he.temporal=0.5", cut);
+  }
 }
 
 TEST_CASE("job chunks: an H.264 mp4 output joins into one valid file with the single run's timestamps") {
