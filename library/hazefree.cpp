@@ -274,6 +274,26 @@ void Processor::process_device(const Frame& in, const Frame& out, void* cuda_str
   impl_->device->process_device(in_view, out_view, cuda_stream);
 }
 
+int Processor::lanes() const { return impl_->backend->lanes(); }
+
+void Processor::enqueue(int lane, const Frame& in, const Frame& out) {
+  if (lane < 0 || lane >= std::max(1, lanes()))
+    throw std::out_of_range(fmt::format("lane {}: this processor has lanes 0 to {}", lane, std::max(1, lanes()) - 1));
+  const ImageView in_view = image_view(in, "in");
+  const ImageView out_view = image_view(out, "out");
+  check_pair(in_view, out_view);
+  impl_->backend->enqueue(lane, in_view, out_view);
+}
+
+void Processor::wait(int lane) {
+  if (lane < 0 || lane >= std::max(1, lanes()))
+    throw std::out_of_range(fmt::format("lane {}: this processor has lanes 0 to {}", lane, std::max(1, lanes()) - 1));
+  impl_->backend->wait(lane);
+}
+
+void* allocate_pinned(std::size_t bytes) { return allocate_pinned_host(bytes); }
+void free_pinned(void* memory) { free_pinned_host(memory); }
+
 void Processor::reset() { impl_->backend->reset(); }
 
 std::array<float, 3> Processor::atmospheric_light() const { return impl_->backend->atmospheric_light(); }

@@ -181,6 +181,20 @@ class Processor {
   // stride for U and V here (std::invalid_argument otherwise).
   void process_device(const Frame& in, const Frame& out, void* cuda_stream);
 
+  // Frames in flight on the CUDA backend's lanes (each a stream with its own device frames), so
+  // that the copies of one host frame overlap the processing of another. lanes() is how many may
+  // be in flight at once: 2 on the CUDA backend, 0 on the CPU backend, where enqueue() processes
+  // the frame before it returns and wait() returns at once. enqueue() starts host frame `in` into
+  // `out` (as process() takes them) on `lane` (0 <= lane < max(lanes(), 1)) and returns; neither
+  // may be touched until wait(lane), which blocks until `out` is written and rethrows the frame's
+  // errors. Enqueue frames in presentation order: the temporal state is updated frame by frame
+  // in that order whatever their lanes; a lane's previous frame must have been waited for.
+  // Host memory from allocate_pinned() makes the copies asynchronous (into ordinary memory the
+  // download waits for the frame's processing).
+  int lanes() const;
+  void enqueue(int lane, const Frame& in, const Frame& out);
+  void wait(int lane);
+
   // Forgets the temporal state (a new stream).
   void reset();
 
@@ -200,6 +214,12 @@ class Processor {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Page-locked host memory (cudaMallocHost) for the frames of Processor::enqueue(), so that the
+// CUDA backend's copies run while the CPU goes on; nullptr without the CUDA backend or a GPU (use
+// ordinary memory then). Free it with free_pinned().
+void* allocate_pinned(std::size_t bytes);
+void free_pinned(void* memory);
 
 // True when this build has the CUDA backend and a usable GPU is present; otherwise `why_not`
 // (when given) says why.
