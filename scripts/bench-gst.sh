@@ -10,6 +10,12 @@
 #   scripts/bench-gst.sh [BACKEND [MODE [FRAMES]]]     defaults: cpu dcp 60
 #   HAZEFREE=path/to/hazefree  GST_LAUNCH=path/to/gst-launch-1.0  (GST_PLUGIN_PATH must find hazefree)
 #   THREADS=N  CPU threads of both (default 0: all cores; 1 is steadier on a busy machine)
+#   LANES=1|2  the element's `lanes` property (default 2: on the CUDA backend one frame's copies
+#              overlap the next one's processing; 1: frame by frame)
+#   CUDA_MEMORY=1  frames in CUDA memory: `videotestsrc ! ... ! cudaupload ! [hazefree !]
+#              cudadownload ! fakesink` (gst-plugins-bad's nvcodec), so the element processes them
+#              where they are; the upload and download are in both runs and cancel out
+#   FORMAT=I420|NV12  the frames' format (default I420)
 set -euo pipefail
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }  # no bc needed
 backend=${1:-cpu}
@@ -18,13 +24,21 @@ frames=${3:-60}
 hazefree=${HAZEFREE:-hazefree}
 launch=${GST_LAUNCH:-gst-launch-1.0}
 short=$((frames / 4 > 0 ? frames / 4 : 1))
+lanes=${LANES:-2}
+format=${FORMAT:-I420}
+upload="" download=""
+if [[ ${CUDA_MEMORY:-0} == 1 ]]; then
+  upload="cudaupload !"
+  download="cudadownload !"
+fi
 
 seconds() {  # seconds one pipeline takes, with FRAMES buffers and ELEMENT between source and sink
   local n=$1 element=$2 start end
   start=$(date +%s.%N)
   # shellcheck disable=SC2086
   "$launch" -q videotestsrc num-buffers="$n" pattern=smpte ! \
-    video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! $element fakesink sync=false >/dev/null
+    video/x-raw,format="$format",width=1920,height=1080,framerate=30/1 ! $upload $element $download \
+    fakesink sync=false >/dev/null
   end=$(date +%s.%N)
   calc "$end - $start"
 }
@@ -38,7 +52,7 @@ slope_ms() {  # ms per frame between the short and the long run
 least() { if [[ -z $1 ]] || awk "BEGIN { exit !($2 < $1) }"; then echo "$2"; else echo "$1"; fi; }
 with="" without="" cli=""
 for ((r = 0; r < ${REPEAT:-3}; ++r)); do
-  with=$(least "$with" "$(slope_ms "hazefree backend=$backend mode=$mode threads=${THREADS:-0} !")")
+  with=$(least "$with" "$(slope_ms "hazefree backend=$backend mode=$mode threads=${THREADS:-0} lanes=$lanes !")")
   without=$(least "$without" "$(slope_ms "")")
   one=$("$hazefree" bench --size 1920x1080 --mode "$mode" --frames "$frames" --backend "$backend" \
           --threads "${THREADS:-0}" 2>/dev/null |
@@ -50,8 +64,10 @@ for ((r = 0; r < ${REPEAT:-3}; ++r)); do
   cli=$(least "$cli" "$one")
 done
 element=$(calc "$with - $without")
-printf 'mode %s, backend %s (threads %s), 1920x1080 I420, %d frames, least of %d\n' "$mode" "$backend" \
-  "${THREADS:-0}" "$frames" "${REPEAT:-3}"
+memory="system memory, lanes=$lanes"
+[[ -n $upload ]] && memory="CUDA memory (cudaupload ! hazefree ! cudadownload)"
+printf 'mode %s, backend %s (threads %s), 1920x1080 %s, %s, %d frames, least of %d\n' "$mode" "$backend" \
+  "${THREADS:-0}" "$format" "$memory" "$frames" "${REPEAT:-3}"
 printf '  pipeline without hazefree   %8.3f ms/frame\n' "$without"
 printf '  element (with - without)    %8.3f ms/frame\n' "$element"
 printf '  CLI (hazefree bench)        %8.3f ms/frame\n' "$cli"

@@ -2,23 +2,33 @@
 # GPU check of the GStreamer element on the GPU machine (no GStreamer, no FFmpeg there). From the
 # repository root, with .device/gst carried (made here by scripts/build-device-gst.sh):
 #   1. the element loads (gst-inspect-1.0) and runs on the CUDA backend (its log names the GPU);
-#   2. the sample clip (decoded by the static ffmpeg) through `hazefree backend=cuda` and
-#      `backend=cpu`: I420 in dcp, he and ahe, NV12 in dcp, GRAY8 in he; HE and AHE identical,
-#      DCP within 1 code (SPEC 3), every frame there;
-#   3. the element's cost per 1080p frame against the CLI's processing time (scripts/bench-gst.sh,
-#      dcp and he, on the CUDA backend and on the 16 CPU cores);
-#   4. the latency the element adds at 1080p30 (a live videotestsrc, 300 frames): median and p95
-#      from GStreamer's latency tracer, CUDA and CPU backends.
-# What ran is system memory in and out on the CUDA backend; CUDA memory (memory:CUDAMemory) is
-# not implemented by the element. Logs and summary.txt go to $OUT (else .device/gst-results).
-# Exit status: 0 when every check passed.
-#   GPU_BACKEND=cpu   a dry run of this script where there is no GPU (both sides on the CPU)
-#   BENCH_FRAMES=300 LATENCY_FRAMES=300   frames of the benchmark and of the latency run
+#      which of nvcodec's elements load there (cudaupload, cudadownload, nvh264dec);
+#   2. system memory: the sample clip (decoded by the static ffmpeg) through `hazefree
+#      backend=cuda` and `backend=cpu`: I420 in dcp, he and ahe, NV12 in dcp, GRAY8 in he; HE and
+#      AHE identical, DCP within 1 code (SPEC 3), every frame there;
+#   3. CUDA memory (memory:CUDAMemory, frames processed where they are):
+#      a. `rawvideoparse ! cudaupload ! hazefree ! cudadownload` on the clip (I420 and NV12; dcp,
+#         he, ahe) against the system-memory CUDA path and the CPU backend on the same frames;
+#      b. when nvh264dec loads (NVDEC's libnvcuvid there): `h264parse ! nvh264dec ! hazefree !
+#         cudadownload` on the clip's H.264 against `nvh264dec ! cudadownload ! hazefree` on the
+#         CUDA and CPU backends (a SKIP line says so when it does not);
+#      the element's log must say "CUDA memory, in place on the GPU" for a CUDA memory run to count;
+#   4. the element's cost per 1080p frame against the CLI's processing time (scripts/bench-gst.sh,
+#      dcp and he): CUDA backend with system memory lanes=1 and lanes=2, CUDA memory, and the
+#      16 CPU cores;
+#   5. the latency the element adds at 1080p30 (a live videotestsrc, 330 frames, the first 30 left
+#      out), median and p95, measured between identity elements around it (hazefree-gst-latency):
+#      CUDA system memory lanes=1 and lanes=2, CUDA memory, CPU.
+# Logs and summary.txt go to $OUT (else .device/gst-results); the summary's "paths:" lines say
+# which paths ran. Exit status: 0 when every check passed (a SKIP is not a failure).
+#   GPU_BACKEND=cpu   a dry run of this script where there is no GPU (both sides on the CPU; the
+#                     CUDA memory checks are skipped)
+#   BENCH_FRAMES=300 LATENCY_FRAMES=330   frames of the benchmark and of the latency runs
 # Needs there: bash, awk, cmp, stat (nothing else: GStreamer and FFmpeg come in .device/gst).
 set -uo pipefail
 gpu=${GPU_BACKEND:-cuda}
 bench_frames=${BENCH_FRAMES:-300}
-latency_frames=${LATENCY_FRAMES:-300}
+latency_frames=${LATENCY_FRAMES:-330}
 root=$(cd "$(dirname "$0")/.." && pwd)
 gst=$root/.device/gst
 results=${OUT:-$root/.device/gst-results}
@@ -28,6 +38,7 @@ trap 'rm -rf "$work"' EXIT
 summary=$results/summary.txt
 : >"$summary"
 failed=0
+paths=()  # "name: ran" / "name: did not run (why)"
 say() { echo "$*" | tee -a "$summary"; }
 check() {  # check NAME COMMAND...: runs it, its output into NAME.log, one line in the summary
   local name=$1
@@ -63,6 +74,18 @@ cuda_runs() {
   grep -q "processing on $gpu" <<<"$log"
 }
 check cuda-backend cuda_runs
+has_element() { "$gst/bin/gst-inspect-1.0" "$1" >/dev/null 2>&1; }
+cuda_memory=0 nvdec=0
+if [[ $gpu == cuda ]] && has_element cudaupload && has_element cudadownload; then cuda_memory=1; fi
+if [[ $cuda_memory == 1 ]] && has_element nvh264dec && has_element h264parse; then nvdec=1; fi
+say "nvcodec: cudaupload/cudadownload $([[ $cuda_memory == 1 ]] && echo loaded || echo 'NOT loaded'), nvh264dec \
+$([[ $nvdec == 1 ]] && echo loaded || echo 'NOT loaded')"
+if [[ $gpu == cuda && $cuda_memory == 0 ]]; then
+  "$gst/bin/gst-inspect-1.0" nvcodec >"$results/nvcodec.log" 2>&1
+  GST_DEBUG=nvcodec:5,cuda*:5 "$gst/bin/gst-inspect-1.0" cudaupload >>"$results/nvcodec.log" 2>&1
+  say "FAIL nvcodec: cudaupload and cudadownload do not load, the CUDA memory path cannot run (see nvcodec.log)"
+  failed=1
+fi
 
 # 2. CUDA against CPU on the sample clip.
 width=768 height=576 frames=60
@@ -99,36 +122,136 @@ check nv12-dcp-cuda-vs-cpu compare NV12 dcp 1
 check gray8-he-cuda-vs-cpu compare GRAY8 he 0
 for name in i420-dcp nv12-dcp; do grep -h "max difference" "$results/$name-cuda-vs-cpu.log" | sed "s/^/  $name: /" | tee -a "$summary"; done
 
-# 3. The element's cost over the CLI's per 1080p frame (CUDA backend, then the CPU's cores).
+paths+=("system memory, backend=$gpu (rawvideoparse ! hazefree backend=$gpu), against backend=cpu: ran")
+
+# 3. CUDA memory: frames processed where they are.
+# PASS only when the element's log says it took the CUDA memory path.
+in_place() { grep -q "CUDA memory, in place on the GPU" "$1"; }
+run_cuda_memory() {  # run_cuda_memory FORMAT MODE OUT: cudaupload ! hazefree ! cudadownload
+  local format=$1 mode=$2 out=$3 lower
+  lower=$(echo "$format" | tr 'A-Z' 'a-z')
+  GST_DEBUG=hazefree:4 GST_DEBUG_NO_COLOR=1 "$launch" -q filesrc location="$work/clip-$lower.yuv" ! \
+    rawvideoparse format="$lower" width=$width height=$height framerate=25/1 colorimetry=bt601 ! cudaupload ! \
+    hazefree backend=cuda mode="$mode" ! cudadownload ! "video/x-raw,format=$format" ! filesink location="$out" \
+    2>"$work/cuda-memory.log"
+  local status=$?
+  cat "$work/cuda-memory.log"
+  [[ $status == 0 ]] && in_place "$work/cuda-memory.log"
+}
+differ() {  # differ A B TOLERANCE: every differing byte (cmp -l), how many and by how much
+  local a=$1 b=$2 tolerance=$3 size_a size_b
+  size_a=$(stat -c %s "$a")
+  size_b=$(stat -c %s "$b")
+  if [[ $size_a != "$size_b" || $size_a == 0 ]]; then
+    echo "sizes differ: $size_a and $size_b bytes"
+    return 1
+  fi
+  cmp -l "$a" "$b" | awk -v tolerance="$tolerance" -v total="$size_a" '
+    function octal(text,   n, i) { n = 0; for (i = 1; i <= length(text); ++i) n = n * 8 + substr(text, i, 1); return n }
+    { d = octal($2) - octal($3); if (d < 0) d = -d; if (d > worst) worst = d; ++count }
+    END { printf "max difference %d codes, %d of %d samples differ\n", worst, count, total; exit worst > tolerance }'
+}
+compare_cuda_memory() {  # FORMAT MODE TOLERANCE: CUDA memory against system memory (CUDA) and the CPU
+  local format=$1 mode=$2 tolerance=$3
+  run_cuda_memory "$format" "$mode" "$work/cuda-memory.yuv" || { echo "the CUDA memory run failed or did not run in place"; return 1; }
+  run_clip "$format" "$mode" cuda "$work/cuda.yuv" && run_clip "$format" "$mode" cpu "$work/cpu.yuv" || return 1
+  local ok=0
+  echo -n "CUDA memory vs system memory (CUDA backend): "
+  differ "$work/cuda-memory.yuv" "$work/cuda.yuv" "$tolerance" || ok=1
+  echo -n "CUDA memory vs CPU backend: "
+  differ "$work/cuda-memory.yuv" "$work/cpu.yuv" "$tolerance" || ok=1
+  return $ok
+}
+if [[ $cuda_memory == 1 ]]; then
+  check i420-dcp-cuda-memory compare_cuda_memory I420 dcp 1
+  check i420-he-cuda-memory compare_cuda_memory I420 he 0
+  check i420-ahe-cuda-memory compare_cuda_memory I420 ahe 0
+  check nv12-dcp-cuda-memory compare_cuda_memory NV12 dcp 1
+  check nv12-he-cuda-memory compare_cuda_memory NV12 he 0
+  for name in i420-dcp nv12-dcp i420-he; do
+    grep -h "max difference" "$results/$name-cuda-memory.log" | sed "s/^/  $name: /" | tee -a "$summary"
+  done
+  paths+=("CUDA memory (rawvideoparse ! cudaupload ! hazefree ! cudadownload): ran, see *-cuda-memory.log")
+else
+  say "SKIP CUDA memory through cudaupload: nvcodec's cudaupload/cudadownload are not there (GPU_BACKEND=$gpu)"
+  paths+=("CUDA memory (cudaupload ! hazefree ! cudadownload): did NOT run")
+fi
+
+# 3b. NVDEC: nvh264dec's CUDA memory straight into the element.
+nvdec_compare() {  # MODE TOLERANCE
+  local mode=$1 tolerance=$2 decode="filesrc location=$work/clip.h264 ! h264parse ! nvh264dec"
+  GST_DEBUG=hazefree:4 GST_DEBUG_NO_COLOR=1 "$launch" -q $decode ! hazefree backend=cuda mode="$mode" ! \
+    cudadownload ! video/x-raw,format=NV12 ! filesink location="$work/nvdec-memory.yuv" 2>"$work/nvdec.log" &&
+    in_place "$work/nvdec.log" || { cat "$work/nvdec.log"; echo "nvh264dec ! hazefree did not run in CUDA memory"; return 1; }
+  cat "$work/nvdec.log"
+  "$launch" -q $decode ! cudadownload ! video/x-raw,format=NV12 ! hazefree backend=cuda mode="$mode" ! \
+    filesink location="$work/nvdec-cuda.yuv" &&
+    "$launch" -q $decode ! cudadownload ! video/x-raw,format=NV12 ! hazefree backend=cpu mode="$mode" ! \
+    filesink location="$work/nvdec-cpu.yuv" || return 1
+  local ok=0
+  echo -n "NVDEC CUDA memory vs system memory (CUDA backend): "
+  differ "$work/nvdec-memory.yuv" "$work/nvdec-cuda.yuv" "$tolerance" || ok=1
+  echo -n "NVDEC CUDA memory vs CPU backend: "
+  differ "$work/nvdec-memory.yuv" "$work/nvdec-cpu.yuv" "$tolerance" || ok=1
+  return $ok
+}
+if [[ $nvdec == 1 ]] && "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-street.mp4" -frames:v $frames -an -c:v copy \
+     -bsf:v h264_mp4toannexb -f h264 "$work/clip.h264"; then
+  check nvdec-dcp-cuda-memory nvdec_compare dcp 1
+  check nvdec-he-cuda-memory nvdec_compare he 0
+  grep -h "max difference" "$results/nvdec-dcp-cuda-memory.log" | sed 's/^/  nvdec-dcp: /' | tee -a "$summary"
+  paths+=("CUDA memory from NVDEC (h264parse ! nvh264dec ! hazefree ! cudadownload): ran, see nvdec-*.log")
+else
+  say "SKIP NVDEC: nvh264dec does not load here (NVDEC's libnvcuvid.so.1 missing?) or the clip's H.264 could not be extracted"
+  paths+=("CUDA memory from NVDEC (nvh264dec ! hazefree): did NOT run")
+fi
+
+# 4. The element's cost over the CLI's per 1080p frame.
+bench() {  # bench NAME ENV... : scripts/bench-gst.sh with those settings, its table in the summary
+  local name=$1
+  shift
+  check "bench-$name" env HAZEFREE="$gst/bin/hazefree" GST_LAUNCH="$launch" "$@"
+  sed 's/^/  /' "$results/bench-$name.log" | tee -a "$summary"
+}
 if [[ -x $gst/bin/hazefree ]]; then
-  for backend in "$gpu" cpu; do
-    for mode in dcp he; do
-      frames=$bench_frames
-      [[ $backend == cpu && $mode == dcp ]] && frames=$((bench_frames / 3 > 4 ? bench_frames / 3 : 4))
-      check "bench-$backend-$mode" env HAZEFREE="$gst/bin/hazefree" GST_LAUNCH="$launch" \
-        "$root/scripts/bench-gst.sh" "$backend" $mode "$frames"
-      sed 's/^/  /' "$results/bench-$backend-$mode.log" | tee -a "$summary"
-    done
+  for mode in dcp he; do
+    bench "$gpu-$mode-lanes1" LANES=1 "$root/scripts/bench-gst.sh" "$gpu" $mode "$bench_frames"
+    bench "$gpu-$mode-lanes2" LANES=2 "$root/scripts/bench-gst.sh" "$gpu" $mode "$bench_frames"
+    if [[ $cuda_memory == 1 ]]; then
+      bench "cuda-memory-$mode" CUDA_MEMORY=1 "$root/scripts/bench-gst.sh" cuda $mode "$bench_frames"
+    fi
+    frames=$bench_frames
+    [[ $mode == dcp ]] && frames=$((bench_frames / 3 > 4 ? bench_frames / 3 : 4))
+    bench "cpu-$mode" "$root/scripts/bench-gst.sh" cpu $mode "$frames"
   done
 else
   say "SKIP bench: $gst/bin/hazefree missing"
 fi
 
-# 4. Added latency at 1080p30 through the element (GStreamer's latency tracer, per buffer).
-latency() {  # latency BACKEND: median and p95 of the element's latency in ms
-  GST_DEBUG_NO_COLOR=1 GST_TRACERS="latency(flags=element)" GST_DEBUG="GST_TRACER:7" \
-    "$launch" -q videotestsrc is-live=true num-buffers="$latency_frames" pattern=smpte ! \
-    video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! hazefree name=filter backend="$1" ! \
-    fakesink sync=false 2>&1 >/dev/null |
-    grep -o 'element=(string)filter, src=(string)src, time=(guint64)[0-9]*' | sed 's/.*)//' |
-    tail -n +31 | sort -n |  # the first second (start-up, the first frame's allocations) left out
-    awk '{v[NR] = $1 / 1e6} END {if (NR < 1) exit 1;
-         printf "%d frames: median %.3f ms, p95 %.3f ms, max %.3f ms\n", NR, v[int(NR * 0.5) + 1], v[int(NR * 0.95) + 1], v[NR]}'
+# 5. Added latency at 1080p30 through the element, between identity elements around it.
+latency() {  # latency BACKEND LANES [cuda-memory]
+  local upload="" download=""
+  if [[ ${3:-} == cuda-memory ]]; then upload="cudaupload !"; download="cudadownload !"; fi
+  "$gst/bin/hazefree-gst-latency" 30 "videotestsrc is-live=true num-buffers=$latency_frames pattern=smpte ! \
+    video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! $upload identity name=before ! \
+    hazefree backend=$1 lanes=$2 ! identity name=after ! $download fakesink sync=false"
 }
-for backend in "$gpu" cpu; do
-  check "latency-$backend" latency $backend
-  sed "s/^/  latency 1080p30 $backend: /" "$results/latency-$backend.log" | tee -a "$summary"
-done
+if [[ -x $gst/bin/hazefree-gst-latency ]]; then
+  for lanes in 1 2; do
+    check "latency-$gpu-lanes$lanes" latency "$gpu" $lanes
+    sed "s/^/  latency 1080p30 $gpu system memory lanes=$lanes: /" "$results/latency-$gpu-lanes$lanes.log" | tee -a "$summary"
+  done
+  if [[ $cuda_memory == 1 ]]; then
+    check latency-cuda-memory latency cuda 1 cuda-memory
+    sed "s/^/  latency 1080p30 cuda CUDA memory: /" "$results/latency-cuda-memory.log" | tee -a "$summary"
+  fi
+  check latency-cpu latency cpu 1
+  sed "s/^/  latency 1080p30 cpu: /" "$results/latency-cpu.log" | tee -a "$summary"
+else
+  say "SKIP latency: $gst/bin/hazefree-gst-latency missing (rebuild .device/gst)"
+fi
 
+say "paths:"
+for line in "${paths[@]}"; do say "  $line"; done
 say "gpu-check-gst: $([[ $failed == 0 ]] && echo 'all checks passed' || echo 'some checks FAILED')"
 exit $failed

@@ -14,6 +14,7 @@ packages=(build-essential cmake ninja-build pkg-config
           python3-dev pybind11-dev python3-numpy python3-pytest python3-opencv  # the Python module and its tests
           ffmpeg gir1.2-gst-rtsp-server-1.0 python3-gi  # live-source tests: real servers on loopback
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # the GStreamer element (gst/)
+          libgstreamer-plugins-bad1.0-dev  # its CUDA memory path (gst-plugins-bad's CUDA library)
           gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools  # and its tests
           slurm-wlm munge  # the jobs' test cluster on localhost (slurmctld, two slurmd, munged)
           clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh

@@ -575,3 +575,159 @@ TEST_CASE("gst: DCP on the sample clip equals the command line frame by frame") 
   // And the frames are not the input (the filter did something).
   CHECK(gst.compare(0, frame_bytes, slurp(raw), 0, frame_bytes) != 0);
 }
+
+namespace {
+
+// appsrc ! hazefree ! fakesink with `caps` sent as they are (no caps query first), one buffer of
+// `bytes` bytes and EOS: the bus's warnings and errors.
+std::vector<std::string> push_with_caps(const std::string& caps_text, const std::string& properties, std::size_t bytes) {
+  GstElement* pipeline = gst_pipeline_new(nullptr);
+  GstElement* source = gst_element_factory_make("appsrc", nullptr);
+  GstElement* filter = gst_parse_bin_from_description(("hazefree name=filter " + properties).c_str(), FALSE, nullptr);
+  GstElement* sink = gst_element_factory_make("fakesink", nullptr);
+  REQUIRE(filter != nullptr);
+  GstElement* element = gst_bin_get_by_name(GST_BIN(filter), "filter");
+  gst_object_ref(element);
+  gst_bin_remove(GST_BIN(filter), element);
+  gst_object_unref(filter);
+  GstCaps* caps = gst_caps_from_string(caps_text.c_str());
+  g_object_set(source, "caps", caps, "format", GST_FORMAT_TIME, nullptr);
+  gst_caps_unref(caps);
+  gst_bin_add_many(GST_BIN(pipeline), source, element, sink, nullptr);
+  gst_object_unref(element);
+  REQUIRE(gst_element_link_pads_full(source, "src", element, "sink", GST_PAD_LINK_CHECK_NOTHING));
+  REQUIRE(gst_element_link_pads_full(element, "src", sink, "sink", GST_PAD_LINK_CHECK_NOTHING));
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstFlowReturn flow = GST_FLOW_OK;
+  g_signal_emit_by_name(source, "push-buffer", gst_buffer_new_allocate(nullptr, bytes, nullptr), &flow);
+  g_signal_emit_by_name(source, "end-of-stream", &flow);
+  return bus_messages(pipeline);
+}
+
+bool caps_have_cuda_memory(GstCaps* caps) {
+  for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+    const GstCapsFeatures* features = gst_caps_get_features(caps, i);
+    if (features && !gst_caps_features_is_any(features) && gst_caps_features_contains(features, "memory:CUDAMemory"))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("gst: memory:CUDAMemory without a GPU or on the CPU backend is refused with a clear error on the bus") {
+  init_gstreamer();
+  std::string why_no_gpu;
+  if (hazefree::gpu_available(&why_no_gpu)) {
+    MESSAGE("a usable GPU is present: the refusal without one is checked on machines without (gpu-check-gst.sh "
+            "runs the CUDA memory path)");
+  }
+  const std::string cuda_caps = "video/x-raw(memory:CUDAMemory),format=NV12,width=64,height=48,framerate=25/1";
+  GstElement* element = gst_element_factory_make("hazefree", nullptr);
+  REQUIRE(element != nullptr);
+  GstPad* sink = gst_element_get_static_pad(element, "sink");
+  GstCaps* templ = gst_pad_get_pad_template_caps(sink);
+#ifdef HAZEFREE_GST_CUDA
+  // Offered on the CUDA backend (first, so that nvh264dec keeps its frames on the GPU), not with
+  // backend=cpu.
+  CHECK(caps_have_cuda_memory(templ));
+  GstCaps* offered = gst_pad_query_caps(sink, nullptr);
+  CHECK(caps_have_cuda_memory(offered));
+  gst_caps_unref(offered);
+  g_object_set(element, "backend", 2, nullptr);  // cpu
+  {
+    gint backend = -1;
+    g_object_get(element, "backend", &backend, nullptr);
+    GEnumValue* value = g_enum_get_value(G_ENUM_CLASS(g_type_class_peek(G_PARAM_SPEC_VALUE_TYPE(
+                                             g_object_class_find_property(G_OBJECT_GET_CLASS(element), "backend")))),
+                                         backend);
+    REQUIRE(value != nullptr);
+    REQUIRE(std::string(value->value_nick) == "cpu");
+  }
+  offered = gst_pad_query_caps(sink, nullptr);
+  CHECK_FALSE(caps_have_cuda_memory(offered));
+  CHECK(gst_caps_get_size(offered) > 0);
+  gst_caps_unref(offered);
+#else
+  CHECK_FALSE(caps_have_cuda_memory(templ));
+#endif
+  gst_caps_unref(templ);
+  gst_object_unref(sink);
+  gst_object_unref(element);
+
+  // NV12 64x48 in CUDA memory, sent without asking first.
+  const std::size_t bytes = 64 * 48 * 3 / 2;
+  const std::vector<std::string> lines = push_with_caps(cuda_caps, "", bytes);
+  INFO("bus: " << lines.size() << " messages, first: " << (lines.empty() ? "" : lines[0]));
+  REQUIRE(!lines.empty());
+#ifdef HAZEFREE_GST_CUDA
+  if (why_no_gpu.empty()) {
+    // With a GPU the caps are taken; appsrc's buffer is system memory under CUDA caps, which
+    // the element names (the CUDA pipelines themselves run in gpu-check-gst.sh).
+    CHECK(lines[0].find("not CUDA memory") != std::string::npos);
+  } else {
+    CHECK(lines[0] == "error filter: hazefree cannot take memory:CUDAMemory: " + why_no_gpu +
+                          ": put cudadownload before it, or give it system memory");
+  }
+  const std::vector<std::string> cpu = push_with_caps(cuda_caps, "backend=cpu", bytes);
+  REQUIRE(!cpu.empty());
+  CHECK(cpu[0] == "error filter: hazefree backend=cpu cannot take memory:CUDAMemory (it needs the CUDA backend): "
+                  "put cudadownload before it, or give it system memory");
+#else
+  CHECK(lines[0] == "error filter: hazefree takes video in system memory, not memory:CUDAMemory (built without "
+                    "gst-plugins-bad's CUDA library): put a download element (e.g. cudadownload) before it");
+#endif
+}
+
+TEST_CASE("gst: the lanes: frames leave in order, at once on the CPU backend, equal to Processor::process") {
+  init_gstreamer();
+  // The public API first: no lanes on the CPU backend, enqueue() processes at once.
+  hazefree::Processor direct({{"backend", "cpu"}, {"mode", "dcp"}});
+  CHECK(direct.lanes() == 0);
+  const int width = 64, height = 48;
+  const std::string caps = "video/x-raw,format=I420,width=64,height=48,framerate=25/1";
+  std::vector<std::vector<std::uint8_t>> frames, expected;
+  for (int i = 0; i < 6; ++i) frames.push_back(i420_scene(width, height, 130 + 10 * i, static_cast<unsigned>(i)));
+  hazefree::Processor lanes({{"backend", "cpu"}, {"mode", "dcp"}});
+  for (const std::vector<std::uint8_t>& frame : frames) {
+    std::vector<std::uint8_t> in = frame, out(frame.size()), queued(frame.size());
+    auto view = [&](std::vector<std::uint8_t>& bytes) {
+      std::uint8_t* y = bytes.data();
+      std::uint8_t* u = y + width * height;
+      std::uint8_t* v = u + (width / 2) * (height / 2);
+      return hazefree::Frame::i420(y, width, u, width / 2, v, width / 2, width, height);
+    };
+    direct.process(view(in), view(out));
+    lanes.enqueue(0, view(in), view(queued));
+    lanes.wait(0);
+    CHECK(queued == out);
+    expected.push_back(out);
+  }
+  CHECK_THROWS_AS(lanes.wait(1), std::out_of_range);
+
+  // The element, with either lanes setting: each frame comes out before the next goes in.
+  for (const char* setting : {"lanes=1", "lanes=2"}) {
+    INFO(setting);
+    Harness harness(std::string("hazefree backend=cpu mode=dcp ") + setting, caps);
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      REQUIRE(gst_harness_push(harness.h, make_buffer(frames[i].size(), frames[i])) == GST_FLOW_OK);
+      GstBuffer* out = gst_harness_try_pull(harness.h);
+      REQUIRE(out != nullptr);
+      CHECK(buffer_bytes(out) == expected[i]);
+      CHECK(GST_BUFFER_PTS(out) == GST_BUFFER_PTS(out));
+      gst_buffer_unref(out);
+    }
+    // A drain query and EOS find nothing held back.
+    GstQuery* drain = gst_query_new_drain();
+    CHECK(gst_pad_peer_query(harness.h->srcpad, drain));
+    gst_query_unref(drain);
+    CHECK(gst_harness_buffers_in_queue(harness.h) == 0);
+  }
+  GstElement* element = gst_element_factory_make("hazefree", nullptr);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "lanes");
+  REQUIRE(spec != nullptr);
+  CHECK(G_PARAM_SPEC_INT(spec)->minimum == 1);
+  CHECK(G_PARAM_SPEC_INT(spec)->maximum == 2);
+  CHECK(G_PARAM_SPEC_INT(spec)->default_value == 2);
+  gst_object_unref(element);
+}
