@@ -24,11 +24,15 @@
 #   GPU_BACKEND=cpu   a dry run of this script where there is no GPU (both sides on the CPU; the
 #                     CUDA memory checks are skipped)
 #   BENCH_FRAMES=300 LATENCY_FRAMES=330   frames of the benchmark and of the latency runs
+#   PARTS="compare cuda-memory bench latency"   the parts after 1 to run (default: all; the whole
+#                     script takes about 6-8 minutes there: split it over two calls if needed)
 # Needs there: bash, awk, cmp, stat (nothing else: GStreamer and FFmpeg come in .device/gst).
 set -uo pipefail
 gpu=${GPU_BACKEND:-cuda}
 bench_frames=${BENCH_FRAMES:-300}
 latency_frames=${LATENCY_FRAMES:-330}
+parts=" ${PARTS:-compare cuda-memory bench latency} "
+want() { [[ $parts == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 gst=$root/.device/gst
 results=${OUT:-$root/.device/gst-results}
@@ -115,14 +119,15 @@ compare() {  # compare FORMAT MODE TOLERANCE: the CUDA run against the CPU run
     { d = octal($2) - octal($3); if (d < 0) d = -d; if (d > worst) worst = d; ++count }
     END { printf "max difference %d codes, %d of %d samples differ\n", worst, count, total; exit worst > tolerance }'
 }
-check i420-dcp-cuda-vs-cpu compare I420 dcp 1
-check i420-he-cuda-vs-cpu compare I420 he 0
-check i420-ahe-cuda-vs-cpu compare I420 ahe 0
-check nv12-dcp-cuda-vs-cpu compare NV12 dcp 1
-check gray8-he-cuda-vs-cpu compare GRAY8 he 0
-for name in i420-dcp nv12-dcp; do grep -h "max difference" "$results/$name-cuda-vs-cpu.log" | sed "s/^/  $name: /" | tee -a "$summary"; done
-
-paths+=("system memory, backend=$gpu (rawvideoparse ! hazefree backend=$gpu), against backend=cpu: ran")
+if want compare; then
+  check i420-dcp-cuda-vs-cpu compare I420 dcp 1
+  check i420-he-cuda-vs-cpu compare I420 he 0
+  check i420-ahe-cuda-vs-cpu compare I420 ahe 0
+  check nv12-dcp-cuda-vs-cpu compare NV12 dcp 1
+  check gray8-he-cuda-vs-cpu compare GRAY8 he 0
+  for name in i420-dcp nv12-dcp; do grep -h "max difference" "$results/$name-cuda-vs-cpu.log" | sed "s/^/  $name: /" | tee -a "$summary"; done
+  paths+=("system memory, backend=$gpu (rawvideoparse ! hazefree backend=$gpu), against backend=cpu: ran")
+fi
 
 # 3. CUDA memory: frames processed where they are.
 # PASS only when the element's log says it took the CUDA memory path.
@@ -162,7 +167,9 @@ compare_cuda_memory() {  # FORMAT MODE TOLERANCE: CUDA memory against system mem
   differ "$work/cuda-memory.yuv" "$work/cpu.yuv" "$tolerance" || ok=1
   return $ok
 }
-if [[ $cuda_memory == 1 ]]; then
+if ! want cuda-memory; then
+  paths+=("CUDA memory: not asked for (PARTS)")
+elif [[ $cuda_memory == 1 ]]; then
   check i420-dcp-cuda-memory compare_cuda_memory I420 dcp 1
   check i420-he-cuda-memory compare_cuda_memory I420 he 0
   check i420-ahe-cuda-memory compare_cuda_memory I420 ahe 0
@@ -195,7 +202,9 @@ nvdec_compare() {  # MODE TOLERANCE
   differ "$work/nvdec-memory.yuv" "$work/nvdec-cpu.yuv" "$tolerance" || ok=1
   return $ok
 }
-if [[ $nvdec == 1 ]] && "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-street.mp4" -frames:v $frames -an -c:v copy \
+if ! want cuda-memory; then
+  :
+elif [[ $nvdec == 1 ]] && "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-street.mp4" -frames:v $frames -an -c:v copy \
      -bsf:v h264_mp4toannexb -f h264 "$work/clip.h264"; then
   check nvdec-dcp-cuda-memory nvdec_compare dcp 1
   check nvdec-he-cuda-memory nvdec_compare he 0
@@ -213,7 +222,9 @@ bench() {  # bench NAME ENV... : scripts/bench-gst.sh with those settings, its t
   check "bench-$name" env HAZEFREE="$gst/bin/hazefree" GST_LAUNCH="$launch" "$@"
   sed 's/^/  /' "$results/bench-$name.log" | tee -a "$summary"
 }
-if [[ -x $gst/bin/hazefree ]]; then
+if ! want bench; then
+  :
+elif [[ -x $gst/bin/hazefree ]]; then
   for mode in dcp he; do
     bench "$gpu-$mode-lanes1" LANES=1 "$root/scripts/bench-gst.sh" "$gpu" $mode "$bench_frames"
     bench "$gpu-$mode-lanes2" LANES=2 "$root/scripts/bench-gst.sh" "$gpu" $mode "$bench_frames"
@@ -236,7 +247,9 @@ latency() {  # latency BACKEND LANES [cuda-memory]
     video/x-raw,format=I420,width=1920,height=1080,framerate=30/1 ! $upload identity name=before ! \
     hazefree backend=$1 lanes=$2 ! identity name=after ! $download fakesink sync=false"
 }
-if [[ -x $gst/bin/hazefree-gst-latency ]]; then
+if ! want latency; then
+  :
+elif [[ -x $gst/bin/hazefree-gst-latency ]]; then
   for lanes in 1 2; do
     check "latency-$gpu-lanes$lanes" latency "$gpu" $lanes
     sed "s/^/  latency 1080p30 $gpu system memory lanes=$lanes: /" "$results/latency-$gpu-lanes$lanes.log" | tee -a "$summary"

@@ -710,11 +710,15 @@ TEST_CASE("gst: the lanes: frames leave in order, at once on the CPU backend, eq
     INFO(setting);
     Harness harness(std::string("hazefree backend=cpu mode=dcp ") + setting, caps);
     for (std::size_t i = 0; i < frames.size(); ++i) {
-      REQUIRE(gst_harness_push(harness.h, make_buffer(frames[i].size(), frames[i])) == GST_FLOW_OK);
+      GstBuffer* in = make_buffer(frames[i].size(), frames[i]);
+      GST_BUFFER_PTS(in) = i * 40 * GST_MSECOND;
+      GST_BUFFER_DURATION(in) = 40 * GST_MSECOND;
+      REQUIRE(gst_harness_push(harness.h, in) == GST_FLOW_OK);
       GstBuffer* out = gst_harness_try_pull(harness.h);
       REQUIRE(out != nullptr);
       CHECK(buffer_bytes(out) == expected[i]);
-      CHECK(GST_BUFFER_PTS(out) == GST_BUFFER_PTS(out));
+      CHECK(GST_BUFFER_PTS(out) == i * 40 * GST_MSECOND);  // its own frame, in order
+      CHECK(GST_BUFFER_DURATION(out) == 40 * GST_MSECOND);
       gst_buffer_unref(out);
     }
     // A drain query and EOS find nothing held back.
