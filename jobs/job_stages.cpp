@@ -165,8 +165,19 @@ void analyze_task(const std::string& dir, int task, const StageOptions& options)
     const bool on_gpu = settings.processing.mode == Mode::dcp && settings.processing.backend != Backend::cpu &&
                         cuda_available();
     io::InputOptions input = chunk_input(settings, in, chunk);
-    if (!on_gpu) input.hwdec.clear();
-    io::MediaReader reader(input);
+    // On the GPU the pictures are decoded there too (NVDEC, exact like every H.264/HEVC decoder),
+    // keeping the CPU for the renders' encoders; where NVDEC cannot take the stream, on the CPU.
+    input.hwdec = on_gpu ? "cuda" : "";
+    std::optional<io::MediaReader> opened;
+    try {
+      opened.emplace(input);
+    } catch (const io::IoError& e) {
+      if (input.hwdec.empty()) throw;
+      run.line(fmt::format("analyze {}: NVDEC unavailable ({}); decoding on the CPU", task, e.what()));
+      input.hwdec.clear();
+      opened.emplace(input);
+    }
+    io::MediaReader& reader = *opened;
     std::unique_ptr<FrameProcessor> processor =
         settings.processing.mode == Mode::dcp ? create_processor(settings.processing, options.verbose)
                                               : make_cpu_processor(settings.processing);

@@ -601,9 +601,11 @@ RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcesso
     given.set_value(std::move(processor));
     pending = given.get_future();
   } else {
-    pending = std::async(std::launch::async, [&options] {
-      return create_processor(options.processing, options.verbose);
-    });
+    // With NVDEC the backend starts after the reader: FFmpeg's CUDA device takes the GPU's
+    // primary context only with its own scheduling flags, which it can set only while the
+    // context does not exist yet (else "incompatible flags", depending on who came first).
+    const auto policy = options.input_options.hwdec.empty() ? std::launch::async : std::launch::deferred;
+    pending = std::async(policy, [&options] { return create_processor(options.processing, options.verbose); });
   }
   Pipeline pipeline(options, std::move(pending), created);
   return pipeline.run();
