@@ -173,8 +173,14 @@ int run_local_job(const RunOptions& options) {
 
   // The tasks still to run, in array order (longest first).
   std::vector<std::pair<Stage, int>> pending;
-  for (const ChunkPlan& c : plan.tasks)
-    if (plan.analysis && !c.to_end && !task_done(dir, plan, Stage::analyze, c.task)) pending.emplace_back(Stage::analyze, c.task);
+  // Analyses in time order: chunk k's unblocks the render of chunk k + 1.
+  std::vector<const ChunkPlan*> in_time_order;
+  for (const ChunkPlan& c : plan.tasks) in_time_order.push_back(&c);
+  std::stable_sort(in_time_order.begin(), in_time_order.end(), [](const ChunkPlan* a, const ChunkPlan* b) {
+    return a->input != b->input ? a->input < b->input : a->number < b->number;
+  });
+  for (const ChunkPlan* c : in_time_order)
+    if (plan.analysis && !c->to_end && !task_done(dir, plan, Stage::analyze, c->task)) pending.emplace_back(Stage::analyze, c->task);
   for (const ChunkPlan& c : plan.tasks)
     if (!task_done(dir, plan, Stage::render, c.task)) pending.emplace_back(Stage::render, c.task);
   auto ready = [&](Stage stage, int task) {

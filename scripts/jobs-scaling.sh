@@ -48,12 +48,10 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
 }
 
 hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
-hazefree_run "single run, 1 GPU, NVDEC" --hwdec cuda "$input" /tmp/scaling-single-nvdec.mp4
 hazefree_run "--chunks 4 --gpus 0 (1 GPU, 1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 hazefree_run "--chunks 4 --gpus 0, NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
-hazefree_run "--chunks 8 --gpus 0 --workers-per-gpu 2" --chunks 8 --gpus 0 --workers-per-gpu 2 "$input" /tmp/scaling-c8g0w2.mp4
 if [[ $gpus -ge 2 ]]; then
-  for w in 1 2 3 4; do
+  for w in 1 2 4; do
     hazefree_run "--chunks $((gpus * w * 2)) --gpus all ($gpus GPUs x $w worker$([[ $w -gt 1 ]] && echo s))" \
       --chunks $((gpus * w * 2)) --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
   done
