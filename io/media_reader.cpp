@@ -217,6 +217,12 @@ bool MediaReader::Impl::setup_hwdec(const AVCodec* codec) {
   AVBufferRef* device = nullptr;
   const int result = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, device_options, 0);
   av_dict_free(&device_options);
+  // FFmpeg shares the GPU's primary context only with its own scheduling flags, which it can set
+  // only before anything else in the process has started that context.
+  if (result == AVERROR(ENOTSUP))
+    throw_io(name, "--hwdec cuda: the GPU's CUDA context was started before the decoder, with other flags than "
+                   "NVDEC needs (another library such as PyTorch or CuPy, or an earlier processor, started CUDA "
+                   "first); decode on the CPU, or open the NVDEC input before anything else uses the GPU");
   if (result < 0) throw_io(name, "--hwdec cuda: no CUDA device for decoding", result);
   decoder->hw_device_ctx = device;
   decoder->opaque = this;

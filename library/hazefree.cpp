@@ -371,10 +371,15 @@ FrameReader::FrameReader(const std::string& input, const Options& options) : imp
   } catch (const UsageError& e) {
     throw OptionError(key_of_message(e.what()), e.what());
   }
+  const bool nvdec = !impl_->options.input_options.hwdec.empty();
+  const char* needs_cuda = "input.hwdec=cuda keeps pictures on the GPU: it needs the CUDA backend";
+  if (nvdec && impl_->options.processing.backend == Backend::cpu) throw OptionError("input.hwdec", needs_cuda);
+  // NVDEC first: FFmpeg's CUDA device must start the GPU's context (with its own flags) before
+  // the backend uses it.
+  if (nvdec) impl_->reader.emplace(impl_->options.input_options);
   impl_->processor.emplace(options);
-  if (!impl_->options.input_options.hwdec.empty() && !impl_->processor->on_gpu())
-    throw OptionError("input.hwdec", "input.hwdec=cuda keeps pictures on the GPU: it needs the CUDA backend");
-  impl_->reader.emplace(impl_->options.input_options);
+  if (nvdec && !impl_->processor->on_gpu()) throw OptionError("input.hwdec", needs_cuda);
+  if (!nvdec) impl_->reader.emplace(impl_->options.input_options);
 }
 
 FrameReader::~FrameReader() = default;

@@ -132,12 +132,14 @@ fi
 # 3. CUDA memory: frames processed where they are.
 # PASS only when the element's log says it took the CUDA memory path.
 in_place() { grep -q "CUDA memory, in place on the GPU" "$1"; }
+# cudaupload also offers system memory: the caps filters ask for CUDA memory on both sides.
 run_cuda_memory() {  # run_cuda_memory FORMAT MODE OUT: cudaupload ! hazefree ! cudadownload
   local format=$1 mode=$2 out=$3 lower
   lower=$(echo "$format" | tr 'A-Z' 'a-z')
   GST_DEBUG=hazefree:4 GST_DEBUG_NO_COLOR=1 "$launch" -q filesrc location="$work/clip-$lower.yuv" ! \
     rawvideoparse format="$lower" width=$width height=$height framerate=25/1 colorimetry=bt601 ! cudaupload ! \
-    hazefree backend=cuda mode="$mode" ! cudadownload ! "video/x-raw,format=$format" ! filesink location="$out" \
+    "video/x-raw(memory:CUDAMemory)" ! hazefree backend=cuda mode="$mode" ! "video/x-raw(memory:CUDAMemory)" ! \
+    cudadownload ! "video/x-raw,format=$format" ! filesink location="$out" \
     2>"$work/cuda-memory.log"
   local status=$?
   cat "$work/cuda-memory.log"

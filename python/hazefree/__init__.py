@@ -21,6 +21,10 @@ value ValueError naming the key; a GPU that is asked for but missing RuntimeErro
 
 from collections import namedtuple as _namedtuple
 
+# numpy before the extension module: with numpy loaded after it, PyTorch (which loads its
+# libraries globally) crashed when imported next (H200 machine, 2026-11-22).
+import numpy as _np
+
 from . import _hazefree
 
 __all__ = ["Processor", "run", "frames", "config_keys", "gpu_available", "ConfigKey",
@@ -381,5 +385,3 @@ def _frame_iterator(reader, upload):
             return
         yield upload(rgb) if upload else rgb
 
-
-import numpy as _np  # noqa: E402 - after the public names, as the module's one hard dependency

@@ -3,6 +3,9 @@
 backend's host path), processed where they lie (the output's device pointer is the one given in
 `out`), on the caller's stream. Skipped, saying why, without a GPU, PyTorch or CuPy."""
 import numpy as np
+import subprocess
+import sys
+
 import pytest
 
 import hazefree
@@ -185,10 +188,26 @@ def test_frames_on_the_gpu(torch, samples):
 
 
 def test_frames_decoded_by_nvdec(torch, samples):
-    hwdec = list(hazefree.frames(samples / "hazy-street.mp4", device="cuda", mode="he", input_hwdec="cuda"))
-    plain = list(hazefree.frames(samples / "hazy-street.mp4", device="cpu", mode="he", backend="cuda"))
-    assert len(hwdec) == len(plain) == 100
-    assert all(a.is_cuda and a.shape == (576, 768, 3) for a in hwdec)
+    # NVDEC (FFmpeg) must start the GPU's CUDA context itself: in a fresh process, before
+    # anything else uses CUDA, the frames it decodes equal the CPU decoder's.
+    script = (
+        "import sys, numpy as np, hazefree\n"
+        "hw = list(hazefree.frames(sys.argv[1], device='cpu', mode='he', backend='cuda', input_hwdec='cuda'))\n"
+        "sw = list(hazefree.frames(sys.argv[1], device='cpu', mode='he', backend='cuda'))\n"
+        "assert len(hw) == len(sw) == 100, (len(hw), len(sw))\n"
+        "assert all(np.array_equal(a, b) for a, b in zip(hw, sw))\n"
+        "print('nvdec frames identical')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(samples / "hazy-street.mp4")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "nvdec frames identical" in done.stdout
+    # Here PyTorch has started CUDA: either the context suits NVDEC, or a clear error, never a crash.
+    torch.zeros(1, device="cuda")
+    try:
+        frames = list(hazefree.frames(samples / "hazy-street.mp4", device="cuda", mode="he", input_hwdec="cuda"))
+        assert len(frames) == 100 and all(a.is_cuda for a in frames)
+    except RuntimeError as error:
+        assert "started before the decoder" in str(error)
 
 
 def test_auto_takes_the_gpu():
