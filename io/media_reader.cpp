@@ -177,6 +177,7 @@ struct MediaReader::Impl {
   void move_to_output_time(AVPacket& copied);
   void open_decoder(const AVCodec* codec);
   void prime();
+  bool decode_first_picture();
   void describe(const AVFrame& first);
   MediaReader::Item advance();
   void note_decode_error(int error);
@@ -374,19 +375,22 @@ void MediaReader::Impl::reopen() {
   copy_packets = same;
   open_decoder(codec);
   rebase_pending = true;
+  if (decode_first_picture()) {
+    deliver(*decoded);
+    first_frame_pending = true;
+    return;
+  }
+  if (stalled.load()) throw_stall();
+  throw_io(name, "no picture after reconnecting", last_error);
+}
+
+// Decodes up to the connection's first picture (in `decoded`), keeping the other streams'
+// packets read meanwhile for read() to hand out first; false when the input ends before one.
+bool MediaReader::Impl::decode_first_picture() {
   for (;;) {
     const Item item = advance();
-    if (item == Item::packet) {
-      early_packets.push_back(std::move(handed_out));
-      continue;
-    }
-    if (item == Item::video_frame) {
-      deliver(*decoded);
-      first_frame_pending = true;
-      return;
-    }
-    if (stalled.load()) throw_stall();
-    throw_io(name, "no picture after reconnecting", last_error);
+    if (item != Item::packet) return item == Item::video_frame;
+    early_packets.push_back(std::move(handed_out));
   }
 }
 
@@ -420,19 +424,11 @@ void MediaReader::Impl::open_decoder(const AVCodec* codec) {
 // Decodes up to the first picture so that VideoInfo describes what read() will deliver (the
 // stream parameters alone can be missing or wrong about the pixel format and colours).
 void MediaReader::Impl::prime() {
-  for (;;) {
-    const Item item = advance();
-    if (item == Item::packet) {
-      early_packets.push_back(std::move(handed_out));
-      continue;
-    }
-    if (item == Item::video_frame) {
-      describe(*decoded);
-      deliver(*decoded);
-      first_frame_pending = true;
-      return;
-    }
-    break;
+  if (decode_first_picture()) {
+    describe(*decoded);
+    deliver(*decoded);
+    first_frame_pending = true;
+    return;
   }
   if (decode_errors > 0) {
     throw_io(name, "no picture could be decoded", last_error);

@@ -107,13 +107,18 @@ void write_task_state(const std::string& dir, Stage stage, int index, const Task
 
 TaskRun::TaskRun(std::string dir, Stage stage, int index, std::string plan_id, bool quiet)
     : dir_(std::move(dir)), stage_(stage), index_(index), plan_id_(std::move(plan_id)), quiet_(quiet), start_(now_seconds()) {
+  const TaskState s = state("running");
+  write_task_state(dir_, stage_, index_, s);
+  line(fmt::format("{} {} started on {} (pid {})", to_string(stage_), index_, s.host, s.pid));
+}
+
+TaskState TaskRun::state(const char* word) const {
   TaskState s;
-  s.state = "running";
+  s.state = word;
   s.plan = plan_id_;
   s.host = host_name();
   s.pid = ::getpid();
-  write_task_state(dir_, stage_, index_, s);
-  line(fmt::format("{} {} started on {} (pid {})", to_string(stage_), index_, s.host, s.pid));
+  return s;
 }
 
 void TaskRun::line(const std::string& text) {
@@ -125,11 +130,7 @@ void TaskRun::line(const std::string& text) {
 }
 
 void TaskRun::done(std::int64_t frames) {
-  TaskState s;
-  s.state = "done";
-  s.plan = plan_id_;
-  s.host = host_name();
-  s.pid = ::getpid();
+  TaskState s = state("done");
   s.frames = frames;
   s.seconds = now_seconds() - start_;
   write_task_state(dir_, stage_, index_, s);
@@ -137,11 +138,7 @@ void TaskRun::done(std::int64_t frames) {
 }
 
 void TaskRun::failed(const std::string& error) {
-  TaskState s;
-  s.state = "failed";
-  s.plan = plan_id_;
-  s.host = host_name();
-  s.pid = ::getpid();
+  TaskState s = state("failed");
   s.error = error;
   try {
     write_task_state(dir_, stage_, index_, s);

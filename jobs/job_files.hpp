@@ -57,6 +57,7 @@ class TaskRun {
   void failed(const std::string& error);
 
  private:
+  TaskState state(const char* word) const;  // this run's state: running, done or failed
   std::string dir_;
   Stage stage_;
   int index_;
