@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <sstream>
 
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
@@ -26,23 +25,6 @@ constexpr const char* kJobHelp =
     "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine: hazefree --chunks N\n"
     "[--gpus all|0,1,..] INPUT OUTPUT. docs/JOBS.md describes DIR and other schedulers.\n";
 
-std::vector<std::int64_t> parse_starts(const std::string& text) {
-  std::vector<std::int64_t> starts;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(part, &used);
-      if (used != part.size() || v < 0) throw std::invalid_argument(part);
-      starts.push_back(v);
-    } catch (const std::logic_error&) {
-      throw UsageError(fmt::format("--chunk-starts {}: expected frame numbers separated by commas", text));
-    }
-  }
-  return starts;
-}
-
 int plan_command(int argc, char** argv) {
   RunOptions options;
   std::string exit_message;
@@ -54,11 +36,7 @@ int plan_command(int argc, char** argv) {
     return 0;
   }
   if (options.live) throw UsageError("job plan: --live sources cannot be cut into chunks");
-  ChunkRequest request;
-  request.chunks = options.job.chunks;
-  request.chunk_seconds = options.job.chunk_seconds;
-  if (!options.job.chunk_starts.empty()) request.chunk_starts = parse_starts(options.job.chunk_starts);
-  if (!options.job.active()) request.chunks = 1;
+  const ChunkRequest request = chunk_request(options.job);
   std::vector<std::pair<std::string, std::string>> pairs;
   for (std::size_t i = 1; i + 1 < files.size(); i += 2) pairs.emplace_back(files[i], files[i + 1]);
   const Plan plan = make_plan(pairs, options, request);

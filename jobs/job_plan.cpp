@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -117,6 +116,25 @@ std::string plan_identity(const Plan& plan) {
 }
 
 }  // namespace
+
+ChunkRequest chunk_request(const JobOptions& job) {
+  ChunkRequest request;
+  request.chunks = job.active() ? job.chunks : 1;
+  request.chunk_seconds = job.chunk_seconds;
+  std::stringstream ss(job.chunk_starts);
+  std::string part;
+  while (!job.chunk_starts.empty() && std::getline(ss, part, ',')) {
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(part, &used);
+      if (used != part.size() || v < 0) throw std::invalid_argument(part);
+      request.chunk_starts.push_back(v);
+    } catch (const std::logic_error&) {
+      throw UsageError(fmt::format("--chunk-starts {}: expected frame numbers separated by commas", job.chunk_starts));
+    }
+  }
+  return request;
+}
 
 Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs, const RunOptions& settings,
                const ChunkRequest& request) {

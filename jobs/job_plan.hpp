@@ -65,6 +65,10 @@ struct ChunkRequest {
   std::vector<std::int64_t> chunk_starts;  // or exactly these first frames (keyframes) per input
 };
 
+// The request of a command line's --chunks / --chunk-seconds / --chunk-starts (one chunk per
+// input when none is given); throws UsageError for a malformed --chunk-starts.
+ChunkRequest chunk_request(const JobOptions& job);
+
 // Indexes the inputs' packets and cuts them; throws JobError naming the input.
 Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs,
                const RunOptions& settings, const ChunkRequest& request);

@@ -11,14 +11,8 @@
 #include <fstream>
 #include <optional>
 
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-}
-
+#include "io/chunk_join.hpp"
 #include "io/media_reader.hpp"
-#include "io/media_writer.hpp"
-#include "io/packet_reader.hpp"
 #include "jobs/job_files.hpp"
 #include "kernels/temporal_state.hpp"
 #include "pipeline/pipeline.hpp"
@@ -257,12 +251,6 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   return {};
 }
 
-bool same_parameters(const AVCodecParameters& a, const AVCodecParameters& b) {
-  return a.codec_id == b.codec_id && a.width == b.width && a.height == b.height && a.format == b.format &&
-         a.extradata_size == b.extradata_size &&
-         (a.extradata_size == 0 || std::memcmp(a.extradata, b.extradata, static_cast<std::size_t>(a.extradata_size)) == 0);
-}
-
 void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options) {
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
   std::error_code error;
@@ -276,74 +264,13 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
       throw JobError(fmt::format("{}: cannot join {}: {}", dir, in.output, problem));
   as_task(dir, plan, Stage::join, input, options, [&](TaskRun& run) -> std::int64_t {
     check_input_unchanged(dir, in);
-    RunOptions settings = plan_settings(plan);
-    io::InputOptions source_options;
-    source_options.url = in.input;
-    source_options.other_streams_only = true;
-    source_options.decoder_threads = 1;
-    io::MediaReader source(source_options);
-    std::optional<io::PacketReader> chunk;
-    std::size_t next_chunk = 0;
-    auto open_next_chunk = [&]() -> bool {
-      if (next_chunk >= in.chunks.size()) return false;
-      const int task = in.chunks[next_chunk++];
-      chunk.reset();  // one chunk file open at a time, however many chunks
-      chunk.emplace(chunk_path(dir, task));
-      return true;
-    };
-    open_next_chunk();
-    io::PacketReader first(chunk_path(dir, in.chunks.front()));
-    io::OutputOptions output = settings.output_options;
+    io::OutputOptions output = plan_settings(plan).output_options;
     output.url = in.output;
     output.overwrite = plan.overwrite;
-    io::MediaWriter writer(output, source, first);
+    std::vector<std::string> chunk_files;
+    for (const int task : in.chunks) chunk_files.push_back(chunk_path(dir, task));
     run.line(fmt::format("join {}: {} chunks -> {}", input, in.chunks.size(), in.output));
-
-    // Video from the chunks in order, the source's other packets once, interleaved by time.
-    io::Packet video = chunk->next();
-    io::Rational video_tb = chunk->time_base();
-    auto advance_video = [&] {
-      video = chunk->next();
-      while (!video && open_next_chunk()) {
-        if (!same_parameters(*chunk->codec_parameters(), *first.codec_parameters()))
-          throw JobError(fmt::format("{}: task {} was encoded with other codec parameters than task {}: render both again",
-                                     dir, in.chunks[next_chunk - 1], in.chunks.front()));
-        video_tb = chunk->time_base();
-        video = chunk->next();
-      }
-    };
-    auto next_source_packet = [&]() -> io::Packet {
-      for (;;) {
-        const io::MediaReader::Item item = source.read();
-        if (item == io::MediaReader::Item::end) return nullptr;
-        if (item == io::MediaReader::Item::packet) return source.take_packet();
-      }
-    };
-    io::Packet other = next_source_packet();
-    auto time_of = [](const AVPacket& p) { return p.dts != AV_NOPTS_VALUE ? p.dts : p.pts; };
-    std::int64_t video_packets = 0;
-    while (video || other) {
-      bool take_video = video != nullptr;
-      if (video && other) {
-        const AVRational other_tb = source.format_context()->streams[other->stream_index]->time_base;
-        const std::int64_t other_time = time_of(*other);
-        take_video = other_time == AV_NOPTS_VALUE ||
-                     av_compare_ts(time_of(*video), AVRational{video_tb.num, video_tb.den}, other_time, other_tb) <= 0;
-      }
-      if (take_video) {
-        writer.write_video_packet(std::move(video), video_tb);
-        ++video_packets;
-        advance_video();
-      } else {
-        writer.write_packet(std::move(other));
-        other = next_source_packet();
-      }
-    }
-    if (video_packets != in.frames)
-      throw JobError(fmt::format("{}: the chunks hold {} frames where the input has {}", in.output, video_packets, in.frames));
-    chunk.reset();
-    writer.finish();
-    return video_packets;
+    return io::join_chunks(chunk_files, in.input, output, in.frames);
   });
 }
 

@@ -124,14 +124,7 @@ int run_local_job(const RunOptions& options) {
   const bool own_dir = job.dir.empty();
   const std::string dir = own_dir ? (output.parent_path() / ("." + output.filename().string() + ".hazefree-job")).string()
                                   : fs::absolute(job.dir).string();
-  ChunkRequest request;
-  request.chunks = job.chunks;
-  request.chunk_seconds = job.chunk_seconds;
-  if (!job.chunk_starts.empty()) {
-    std::stringstream ss(job.chunk_starts);
-    std::string part;
-    while (std::getline(ss, part, ',')) request.chunk_starts.push_back(std::stoll(part));
-  }
+  const ChunkRequest request = chunk_request(job);
   const auto started = std::chrono::steady_clock::now();
   const Plan fresh = make_plan({{options.input, options.output}}, options, request);
   std::error_code error;
