@@ -159,6 +159,23 @@ struct Dehazer::Impl {
     return {storage.data() + static_cast<std::size_t>(i) * stride * height, width, height, stride};
   }
 
+  RgbPlanesF rgb_planes() { return {plane(0).data, plane(1).data, plane(2).data, stride}; }
+
+  // Steps 1 to 3 of `in` into the workspace: its estimate A^ (the state untouched); `stage`
+  // marks the end of each stage (process() times them).
+  template <typename Mark>
+  std::array<float, 3> estimate_light(const ImageView& in, Mark stage) {
+    ensure(in.width, in.height);
+    const PlaneF grey = plane(3), work = plane(4), dark = plane(5);
+    const RgbPlanesF rgb = rgb_planes();
+    frame_to_rgb_f32(in, rgb, threads);
+    stage("to_rgb");
+    grey_and_channel_min(rgb, grey, work, threads);
+    min_filter.apply(work, dark, params.patch_radius, threads);
+    stage("dark_channel");
+    return estimator.estimate(dark, grey, rgb, params.a_top_fraction, threads);
+  }
+
   void ensure(int w, int h) {
     if (w == width && h == height) return;
     width = w;
@@ -187,11 +204,6 @@ void Dehazer::process(const ImageView& in, ImageView& out) {
   Impl& m = *impl_;
   const DcpParams& p = m.params;
   const int nt = m.threads;
-  m.ensure(in.width, in.height);
-  const PlaneF r = m.plane(0), g = m.plane(1), b = m.plane(2);
-  const PlaneF grey = m.plane(3), work = m.plane(4), dark = m.plane(5);
-  const RgbPlanesF rgb{r.data, g.data, b.data, m.stride};
-
   using Clock = std::chrono::steady_clock;
   m.times.clear();
   auto mark = Clock::now();
@@ -201,12 +213,9 @@ void Dehazer::process(const ImageView& in, ImageView& out) {
     mark = now;
   };
 
-  frame_to_rgb_f32(in, rgb, nt);
-  stage("to_rgb");
-  grey_and_channel_min(rgb, grey, work, nt);
-  m.min_filter.apply(work, dark, p.patch_radius, nt);
-  stage("dark_channel");
-  m.estimate = m.estimator.estimate(dark, grey, rgb, p.a_top_fraction, nt);
+  m.estimate = m.estimate_light(in, stage);
+  const PlaneF grey = m.plane(3), work = m.plane(4);
+  const RgbPlanesF rgb = m.rgb_planes();
   const std::array<float, 3> a = m.tracker.update(m.estimate);
   stage("atmosphere");
   normalised_channel_min(rgb, a, work, nt);
@@ -227,16 +236,7 @@ void Dehazer::process(const ImageView& in, ImageView& out) {
 
 std::array<float, 3> Dehazer::estimate(const ImageView& in) {
   if (in.width <= 0 || in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
-  Impl& m = *impl_;
-  const int nt = m.threads;
-  m.ensure(in.width, in.height);
-  const PlaneF r = m.plane(0), g = m.plane(1), b = m.plane(2);
-  const PlaneF grey = m.plane(3), work = m.plane(4), dark = m.plane(5);
-  const RgbPlanesF rgb{r.data, g.data, b.data, m.stride};
-  frame_to_rgb_f32(in, rgb, nt);
-  grey_and_channel_min(rgb, grey, work, nt);
-  m.min_filter.apply(work, dark, m.params.patch_radius, nt);
-  return m.estimator.estimate(dark, grey, rgb, m.params.a_top_fraction, nt);
+  return impl_->estimate_light(in, [](const char*) {});
 }
 
 bool Dehazer::has_atmospheric_light() const { return impl_->tracker.has_value(); }
