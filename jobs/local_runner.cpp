@@ -172,8 +172,14 @@ int run_local_job(const RunOptions& options) {
   std::stable_sort(in_time_order.begin(), in_time_order.end(), [](const ChunkPlan* a, const ChunkPlan* b) {
     return a->input != b->input ? a->input < b->input : a->number < b->number;
   });
-  for (const ChunkPlan* c : in_time_order)
-    if (plan.analysis && !c->to_end && !task_done(dir, plan, Stage::analyze, c->task)) pending.emplace_back(Stage::analyze, c->task);
+  // Which analyses are done: read from DIR once, then kept up to date as workers finish (the
+  // scheduler asks for every pending render each time a slot frees).
+  std::vector<bool> analysed(plan.tasks.size(), false);
+  for (const ChunkPlan* c : in_time_order) {
+    if (!plan.analysis || c->to_end) continue;
+    analysed[static_cast<std::size_t>(c->task)] = task_done(dir, plan, Stage::analyze, c->task);
+    if (!analysed[static_cast<std::size_t>(c->task)]) pending.emplace_back(Stage::analyze, c->task);
+  }
   for (const ChunkPlan& c : plan.tasks)
     if (!task_done(dir, plan, Stage::render, c.task)) pending.emplace_back(Stage::render, c.task);
   auto ready = [&](Stage stage, int task) {
@@ -181,7 +187,7 @@ int run_local_job(const RunOptions& options) {
     const ChunkPlan& c = plan.tasks[static_cast<std::size_t>(task)];
     for (const int earlier : plan.inputs[static_cast<std::size_t>(c.input)].chunks) {
       if (plan.tasks[static_cast<std::size_t>(earlier)].number >= c.number) break;
-      if (!task_done(dir, plan, Stage::analyze, earlier)) return false;
+      if (!analysed[static_cast<std::size_t>(earlier)]) return false;
     }
     return true;
   };
@@ -227,6 +233,7 @@ int run_local_job(const RunOptions& options) {
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && task_done(dir, plan, slot->stage, slot->task);
     if (ok) {
       ++finished;
+      if (slot->stage == Stage::analyze) analysed[static_cast<std::size_t>(slot->task)] = true;
       if (!options.quiet)
         fmt::print(stderr, "hazefree: {} {} done ({}) [{}/{}]\n", to_string(slot->stage), slot->task,
                    describe_task(plan, slot->task), finished, total);
