@@ -14,7 +14,7 @@ extern "C" {
 }
 
 #include "io/media_reader.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::io::detail {
 

@@ -1,6 +1,6 @@
 // Demuxing and decoding with libavformat/libavcodec (send/receive API, frame threading).
 // The only part of the project, with media_writer, that knows FFmpeg. Decoded pictures are
-// delivered in one of the PixelFormats of kernels/image.hpp (converted with libswscale when the
+// delivered in one of the PixelFormats of common/image.hpp (converted with libswscale when the
 // decoder's own format is not one of them, with a warning); other streams' packets are handed
 // out untouched for stream copy.
 #pragma once
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 struct AVPacket;
 struct AVFormatContext;

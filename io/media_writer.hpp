@@ -11,7 +11,7 @@
 #include <string>
 
 #include "io/media_reader.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::io {
 

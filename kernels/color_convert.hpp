@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree {
 

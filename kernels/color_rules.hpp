@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::color {
 

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree::cpu {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/color_convert.hpp"
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 
 namespace hazefree {
 

@@ -4,7 +4,7 @@
 // travels as void* so that this header needs no CUDA header.
 #pragma once
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree {
 

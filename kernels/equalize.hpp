@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 #include "kernels/temporal_state.hpp"
 
 namespace hazefree::cpu {

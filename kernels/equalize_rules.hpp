@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "kernels/host_device.hpp"
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 
 namespace hazefree::equalize_rules {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 #include "kernels/temporal_state.hpp"
 
 namespace hazefree {

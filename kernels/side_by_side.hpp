@@ -2,7 +2,7 @@
 // effect can be judged before choosing parameters.
 #pragma once
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 
 namespace hazefree {
 

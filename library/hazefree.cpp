@@ -15,7 +15,7 @@
 #include "io/media_reader.hpp"
 #include "kernels/color_convert.hpp"
 #include "kernels/device_processor.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 #include "kernels/processor.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"

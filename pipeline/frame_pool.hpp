@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree {
 

@@ -12,7 +12,7 @@
 
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 #include "kernels/temporal_state.hpp"
 
 namespace hazefree {

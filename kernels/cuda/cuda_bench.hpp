@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree::cuda {

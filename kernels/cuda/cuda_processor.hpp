@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 #include "kernels/device_processor.hpp"
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree::cuda {

@@ -17,8 +17,8 @@
 
 #include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/device_frame.hpp"
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree::cuda {

@@ -1,4 +1,4 @@
-// A frame in device memory, laid out like kernels/image.hpp's make_view (rows padded for
+// A frame in device memory, laid out like common/image.hpp's make_view (rows padded for
 // aligned, coalesced access), and the plane-by-plane copies between host and device frames.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_memory.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::cuda {
 

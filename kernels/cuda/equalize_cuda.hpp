@@ -18,8 +18,8 @@
 
 #include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/dehaze_cuda.hpp"  // StateOrder
-#include "kernels/image.hpp"
-#include "kernels/params.hpp"
+#include "common/image.hpp"
+#include "common/params.hpp"
 
 namespace hazefree::cuda {
 

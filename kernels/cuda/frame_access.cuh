@@ -1,4 +1,4 @@
-// Device-side pixel access for the frame formats of kernels/image.hpp: reading one pixel as float
+// Device-side pixel access for the frame formats of common/image.hpp: reading one pixel as float
 // RGB (the DCP path) or 8-bit RGB (the fixed-point path), with the expressions of
 // kernels/cpu/color_convert.cpp and the constants of kernels/color_rules.hpp.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/color_rules.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::cuda {
 

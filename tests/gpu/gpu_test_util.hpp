@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::gpu_test {
 

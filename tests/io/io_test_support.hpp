@@ -14,7 +14,7 @@ extern "C" {
 
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 namespace hazefree::test {
 

@@ -12,7 +12,7 @@
 #include <opencv2/core.hpp>
 #endif
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 #include "oracles/equalize_oracle.hpp"
 
 namespace hazefree::test {

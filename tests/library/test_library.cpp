@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 #include "kernels/processor.hpp"
 #include "support/test_support.hpp"
 

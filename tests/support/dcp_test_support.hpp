@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/dehaze_ops.hpp"
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 #include "oracles/dehaze_oracle.hpp"
 #include "support/test_support.hpp"
 

@@ -1,4 +1,4 @@
-#include "kernels/image.hpp"
+#include "common/image.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -15,6 +15,15 @@ std::string_view to_string(PixelFormat format) {
     case PixelFormat::rgb24: return "rgb24";
   }
   return "unknown";
+}
+
+std::string format_name(PixelFormat format, int depth) {
+  if (depth <= 8) return std::string(to_string(format));
+  switch (format) {
+    case PixelFormat::nv12: return depth <= 10 ? "p010" : "p016";
+    case PixelFormat::rgb24: return depth == 16 ? "rgb48" : "rgb" + std::to_string(3 * depth);
+    default: return std::string(to_string(format)) + std::to_string(depth);
+  }
 }
 
 int plane_count(PixelFormat format) {
@@ -44,13 +53,14 @@ int chroma_shift_y(PixelFormat format) {
   return (format == PixelFormat::yuv420p || format == PixelFormat::nv12) ? 1 : 0;
 }
 
-int bytes_per_sample(PixelFormat format, int plane_index) {
-  if (format == PixelFormat::rgb24) return 3;
-  if (format == PixelFormat::nv12 && plane_index == 1) return 2;
-  return 1;
+int bytes_per_sample(PixelFormat format, int plane_index, int depth) {
+  const int bytes = sample_bytes(depth);
+  if (format == PixelFormat::rgb24) return 3 * bytes;
+  if (format == PixelFormat::nv12 && plane_index == 1) return 2 * bytes;
+  return bytes;
 }
 
-PlaneView plane_geometry(PixelFormat format, int width, int height, int index) {
+PlaneView plane_geometry(PixelFormat format, int width, int height, int index, int depth) {
   if (index < 0 || index >= plane_count(format)) throw std::out_of_range("plane index");
   PlaneView p;
   if (index == 0) {
@@ -61,24 +71,27 @@ PlaneView plane_geometry(PixelFormat format, int width, int height, int index) {
     p.width = (width + (1 << sx) - 1) >> sx;
     p.height = (height + (1 << sy) - 1) >> sy;
   }
-  p.stride = p.width * bytes_per_sample(format, index);
+  p.stride = p.width * bytes_per_sample(format, index, depth);
   return p;
 }
 
 static int align_up(int value, int align) { return (value + align - 1) / align * align; }
 
-std::size_t frame_bytes(PixelFormat format, int width, int height, int row_align) {
+std::size_t frame_bytes(PixelFormat format, int width, int height, int row_align, int depth) {
   std::size_t total = 0;
   for (int i = 0; i < plane_count(format); ++i) {
-    const PlaneView p = plane_geometry(format, width, height, i);
+    const PlaneView p = plane_geometry(format, width, height, i, depth);
     total += static_cast<std::size_t>(align_up(p.stride, row_align)) * p.height;
   }
   return total;
 }
 
 ImageView make_view(PixelFormat format, int width, int height, std::uint8_t* buffer,
-                    int row_align) {
+                    int row_align, int depth) {
+  if (!valid_depth(depth))
+    throw std::invalid_argument("a frame's depth must be 8 to 16 bits, not " + std::to_string(depth));
   ImageView v;
+  v.depth = depth;
   v.format = format;
   v.width = width;
   v.height = height;
@@ -87,7 +100,7 @@ ImageView make_view(PixelFormat format, int width, int height, std::uint8_t* buf
   v.range = is_yuv(format) ? ColorRange::limited : ColorRange::full;
   std::size_t offset = 0;
   for (int i = 0; i < v.plane_count; ++i) {
-    PlaneView p = plane_geometry(format, width, height, i);
+    PlaneView p = plane_geometry(format, width, height, i, depth);
     p.stride = align_up(p.stride, row_align);
     p.data = buffer + offset;
     offset += static_cast<std::size_t>(p.stride) * p.height;
@@ -97,12 +110,14 @@ ImageView make_view(PixelFormat format, int width, int height, std::uint8_t* buf
 }
 
 void copy_image(const ImageView& src, ImageView& dst) {
-  if (src.format != dst.format || src.width != dst.width || src.height != dst.height)
-    throw std::invalid_argument("copy_image: format or size differs");
+  if (src.format != dst.format || src.width != dst.width || src.height != dst.height ||
+      src.depth != dst.depth)
+    throw std::invalid_argument("copy_image: format, size or depth differs");
   for (int i = 0; i < src.plane_count; ++i) {
     const PlaneView& s = src.planes[i];
     const PlaneView& d = dst.planes[i];
-    const std::size_t row = static_cast<std::size_t>(s.width) * bytes_per_sample(src.format, i);
+    const std::size_t row =
+        static_cast<std::size_t>(s.width) * bytes_per_sample(src.format, i, src.depth);
     for (int y = 0; y < s.height; ++y)
       std::memcpy(d.data + static_cast<std::size_t>(y) * d.stride,
                   s.data + static_cast<std::size_t>(y) * s.stride, row);
@@ -111,10 +126,12 @@ void copy_image(const ImageView& src, ImageView& dst) {
   dst.range = src.range;
 }
 
-Image::Image(PixelFormat format, int width, int height, int row_align) {
+Image::Image(PixelFormat format, int width, int height, int row_align, int depth) {
   if (width <= 0 || height <= 0) throw std::invalid_argument("image size must be positive");
-  storage_.reset(new std::uint8_t[frame_bytes(format, width, height, row_align)]());
-  view_ = make_view(format, width, height, storage_.get(), row_align);
+  if (!valid_depth(depth))
+    throw std::invalid_argument("a frame's depth must be 8 to 16 bits, not " + std::to_string(depth));
+  storage_.reset(new std::uint8_t[frame_bytes(format, width, height, row_align, depth)]());
+  view_ = make_view(format, width, height, storage_.get(), row_align, depth);
 }
 
 }  // namespace hazefree

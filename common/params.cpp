@@ -1,4 +1,4 @@
-#include "kernels/params.hpp"
+#include "common/params.hpp"
 
 #include <cmath>
 #include <sstream>
