@@ -55,9 +55,24 @@ if [[ $gpus -ge 2 ]]; then
     hazefree_run "--chunks $((gpus * w * 2)) --gpus all ($gpus GPUs x $w worker$([[ $w -gt 1 ]] && echo s))" \
       --chunks $((gpus * w * 2)) --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
   done
+  if [[ $gpus -ge 4 ]]; then
+    hazefree_run "--chunks 4 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 4 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
+  fi
   hazefree_run "--chunks $((gpus * 4)) --gpus all --workers-per-gpu 2, NVDEC" --chunks $((gpus * 4)) --gpus all \
     --workers-per-gpu 2 --hwdec cuda "$input" /tmp/scaling-all-w2-nvdec.mp4
 fi
+
+# Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
+# this host without any chunking cost (the total fps of the $gpus runs).
+t0=$(now)
+for g in $(seq 0 $((gpus - 1))); do
+  CUDA_VISIBLE_DEVICES=$g timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$input" "/tmp/scaling-each-$g.mp4" \
+    >>"$OUT/scaling.log" 2>&1 &
+done
+wait
+t1=$(now)
+record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print $t1 - $t0}")" $((frames * gpus)) 0
+rm -f /tmp/scaling-each-*.mp4
 
 # The analysis pass alone (what --chunks adds on one GPU): plan + every analyze task in turn.
 rm -rf /tmp/scaling-job
