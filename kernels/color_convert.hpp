@@ -36,9 +36,11 @@ struct RgbPlanesU8 {
 
 namespace cpu {
 
-// Frame -> float RGB (in [0,1], clamped). `threads`: OpenMP threads, 0 = all.
+// Frame -> float RGB (in [0,1], clamped), at the frame's depth (8 to 16 bits, P010/P016 nv12
+// included; codes normalised as SPEC 7 says). `threads`: OpenMP threads, 0 = all.
 void frame_to_rgb_f32(const ImageView& in, RgbPlanesF rgb, int threads = 0);
-// Float RGB -> frame with rounding to nearest (values clamped to the legal code range).
+// Float RGB -> frame with rounding to the nearest code at the frame's depth (values clamped to
+// the legal code range 0..2^depth - 1).
 void rgb_f32_to_frame(RgbPlanesF rgb, ImageView& out, int threads = 0);
 
 // Frame -> 8-bit RGB, fixed-point integer arithmetic (bit-exact on every backend).

@@ -11,6 +11,7 @@
 // to [0,1]; encode Y = y_offset + y_r R + y_g G + y_b B (float, in codes), rounded with
 // floor(v + 0.5) and clamped to 0..255. Because R, G, B are clamped to [0,1] first, a limited
 // range encode lands in 16..235 / 16..240 by construction; only the 0..255 clamp is applied.
+// At depth d the same expressions run with the scales of float_scales() (0..M for 0..255).
 //
 // Fixed-point path (8-bit modes): every coefficient carries kFixedBits = 16 fractional bits
 // (value * 65536 rounded half away from zero). Results are (sum + 2^15) >> 16 with an arithmetic
@@ -61,35 +62,59 @@ HAZEFREE_HD constexpr int round_to_int(double v) {
 
 // ---- float coefficients -----------------------------------------------------------------
 
-// YCbCr codes -> RGB in [0,1] (before the clamp):
-//   R = (Y - y_offset) * y_mul + (V - 128) * r_cr
-//   G = (Y - y_offset) * y_mul + (U - 128) * g_cb + (V - 128) * g_cr
-//   B = (Y - y_offset) * y_mul + (U - 128) * b_cb
-struct YuvToRgbF {
-  float y_offset, y_mul, r_cr, g_cb, g_cr, b_cb;
+// The code scales of the float path at depth d (SPEC 7), s = d - 8, M = 2^d - 1:
+//   limited range: Y = (16 << s) + (219 << s) Y', C = (128 << s) + (224 << s) C'
+//   full range:    Y = M Y',                     C = (128 << s) + M C'
+// At d = 8 these are the 8-bit constants above, so 8-bit results do not change.
+struct FloatScales {
+  double y_offset, y_scale, c_zero, c_scale, max;
 };
 
-HAZEFREE_HD constexpr YuvToRgbF yuv_to_rgb_f(ColorMatrix matrix, ColorRange range) {
+HAZEFREE_HD constexpr FloatScales float_scales(ColorRange range, int depth) {
+  const int s = depth - 8;
+  const double max = static_cast<double>((1 << depth) - 1);
+  const double c_zero = static_cast<double>(kChromaZero << s);
+  if (range == ColorRange::full) return {0.0, max, c_zero, max, max};
+  return {static_cast<double>(16 << s), static_cast<double>(219 << s), c_zero,
+          static_cast<double>(224 << s), max};
+}
+
+// YCbCr codes -> RGB in [0,1] (before the clamp):
+//   R = (Y - y_offset) * y_mul + (V - c_zero) * r_cr
+//   G = (Y - y_offset) * y_mul + (U - c_zero) * g_cb + (V - c_zero) * g_cr
+//   B = (Y - y_offset) * y_mul + (U - c_zero) * b_cb
+// An RGB sample v reads as v / max (max = M as a float; 255 at 8 bits).
+struct YuvToRgbF {
+  float y_offset, y_mul, r_cr, g_cb, g_cr, b_cb;
+  float c_zero, max;
+};
+
+HAZEFREE_HD constexpr YuvToRgbF yuv_to_rgb_f(ColorMatrix matrix, ColorRange range,
+                                             int depth = 8) {
   const MatrixWeights w = matrix_weights(matrix);
-  const RangeScales s = range_scales(range);
+  const FloatScales s = float_scales(range, depth);
   const double kg = 1.0 - w.kr - w.kb;
   const double c = 1.0 / s.c_scale;
   return {static_cast<float>(s.y_offset), static_cast<float>(1.0 / s.y_scale),
           static_cast<float>(2.0 * (1.0 - w.kr) * c),
           static_cast<float>(-2.0 * w.kb * (1.0 - w.kb) / kg * c),
           static_cast<float>(-2.0 * w.kr * (1.0 - w.kr) / kg * c),
-          static_cast<float>(2.0 * (1.0 - w.kb) * c)};
+          static_cast<float>(2.0 * (1.0 - w.kb) * c),
+          static_cast<float>(s.c_zero), static_cast<float>(s.max)};
 }
 
 // RGB in [0,1] -> codes (before rounding):
-//   Y = y_offset + y_r R + y_g G + y_b B,  U = 128 + cb_r R + cb_g G + cb_b B,  V likewise.
+//   Y = y_offset + y_r R + y_g G + y_b B,  U = c_zero + cb_r R + cb_g G + cb_b B,  V likewise;
+// an RGB sample is v * max. Every code is rounded with floor(v + 0.5) and clamped to 0..max.
 struct RgbToYuvF {
   float y_offset, y_r, y_g, y_b, cb_r, cb_g, cb_b, cr_r, cr_g, cr_b;
+  float c_zero, max;
 };
 
-HAZEFREE_HD constexpr RgbToYuvF rgb_to_yuv_f(ColorMatrix matrix, ColorRange range) {
+HAZEFREE_HD constexpr RgbToYuvF rgb_to_yuv_f(ColorMatrix matrix, ColorRange range,
+                                             int depth = 8) {
   const MatrixWeights w = matrix_weights(matrix);
-  const RangeScales s = range_scales(range);
+  const FloatScales s = float_scales(range, depth);
   const double kg = 1.0 - w.kr - w.kb;
   const double cb = s.c_scale / (2.0 * (1.0 - w.kb));
   const double cr = s.c_scale / (2.0 * (1.0 - w.kr));
@@ -102,7 +127,9 @@ HAZEFREE_HD constexpr RgbToYuvF rgb_to_yuv_f(ColorMatrix matrix, ColorRange rang
           static_cast<float>((1.0 - w.kb) * cb),
           static_cast<float>((1.0 - w.kr) * cr),
           static_cast<float>(-kg * cr),
-          static_cast<float>(-w.kb * cr)};
+          static_cast<float>(-w.kb * cr),
+          static_cast<float>(s.c_zero),
+          static_cast<float>(s.max)};
 }
 
 // ---- fixed-point coefficients (kFixedBits fractional bits) ------------------------------

@@ -198,8 +198,11 @@ Dehazer::Dehazer(Dehazer&&) noexcept = default;
 Dehazer& Dehazer::operator=(Dehazer&&) noexcept = default;
 
 void Dehazer::process(const ImageView& in, ImageView& out) {
-  if (in.format != out.format || in.width != out.width || in.height != out.height)
-    throw std::invalid_argument("dehaze: output frame differs from the input in format or size");
+  // Depth: the chain is float throughout; only the conversions at its ends see the codes, at the
+  // frame's own depth (SPEC 7).
+  if (in.format != out.format || in.width != out.width || in.height != out.height ||
+      in.depth != out.depth)
+    throw std::invalid_argument("dehaze: output frame differs from the input in format, depth or size");
   if (in.width <= 0 || in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
   Impl& m = *impl_;
   const DcpParams& p = m.params;

@@ -32,7 +32,7 @@ __device__ __forceinline__ float* plane_row(const DevicePlaneF& p, int y) {
 constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
-template <bool kNormalised>
+template <bool kNormalised, typename T>
 __global__ void channel_min_transposed_kernel(FrameRef f, color::YuvToRgbF k,
                                               const AtmosphereState* state, DevicePlaneF grey,
                                               DevicePlaneF minimum_t) {
@@ -48,7 +48,7 @@ __global__ void channel_min_transposed_kernel(FrameRef f, color::YuvToRgbF k,
   for (int j = threadIdx.y; j < kTile; j += kTileRows) {
     const int y = y0 + j;
     if (x < f.width && y < f.height) {
-      const Rgb3f c = load_rgb_f(f, k, x, y);
+      const Rgb3f c = load_rgb_f<T>(f, k, x, y);
       if (kNormalised) {
         s_tile[j][threadIdx.x] = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
       } else {
@@ -65,12 +65,13 @@ __global__ void channel_min_transposed_kernel(FrameRef f, color::YuvToRgbF k,
   }
 }
 
+template <typename T>
 __global__ void frame_to_rgb_f32_kernel(FrameRef f, color::YuvToRgbF k, DevicePlaneF r,
                                         DevicePlaneF g, DevicePlaneF b) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= f.width || y >= f.height) return;
-  const Rgb3f c = load_rgb_f(f, k, x, y);
+  const Rgb3f c = load_rgb_f<T>(f, k, x, y);
   plane_row(r, y)[x] = c.r;
   plane_row(g, y)[x] = c.g;
   plane_row(b, y)[x] = c.b;
@@ -79,7 +80,9 @@ __global__ void frame_to_rgb_f32_kernel(FrameRef f, color::YuvToRgbF k, DevicePl
 // One thread per chroma sample (or per pixel without chroma): the pixels of its block in raster
 // order, recovered and written, their clamped RGB summed for the rounded-average chroma.
 // (A thread per pixel with the chroma sums through shared memory measured slower for yuv420p:
-// 29.1 against 24.4 us at 1080p, H200, 2026-11-21.)
+// 29.1 against 24.4 us at 1080p, H200, 2026-11-21.) Codes are those of the frame's depth; T is
+// the storage of a sample, as in load_rgb_f.
+template <typename T>
 __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, DevicePlaneF t_plane,
                                         const AtmosphereState* state, float k_tolerance, float t0,
                                         float brightness, FrameRef out, color::RgbToYuvF kout) {
@@ -96,23 +99,27 @@ __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, Devic
   // Input and output share the format, so the block's pixels share the input chroma sample
   // (bx, by) too: its terms are loaded once.
   ChromaTermsF terms{};
-  if (chroma) terms = chroma_terms_f(in, kin, bx, by);
+  if (chroma) terms = chroma_terms_f<T>(in, kin, bx, by);
   for (int y = y0; y < y1; ++y) {
     std::uint8_t* row = out.p0 + static_cast<std::ptrdiff_t>(y) * out.s0;
     const std::uint8_t* in_row = in.p0 + static_cast<std::ptrdiff_t>(y) * in.s0;
     for (int x = x0; x < x1; ++x) {
-      const Rgb3f c = chroma ? yuv_pixel_rgb_f(in_row[x], kin, terms) : load_rgb_f(in, kin, x, y);
+      const Rgb3f c = chroma ? yuv_pixel_rgb_f(read_sample<T>(in_row, x, in.shift), kin, terms)
+                             : load_rgb_f<T>(in, kin, x, y);
       const float t = dcp::tolerate(plane_row(t_plane, y)[x], c.r, c.g, c.b, mean_a, k_tolerance);
       const float r = clamp01(dcp::recover(c.r, a0, t, t0, brightness));
       const float g = clamp01(dcp::recover(c.g, a1, t, t0, brightness));
       const float b = clamp01(dcp::recover(c.b, a2, t, t0, brightness));
       if (out.format == PixelFormat::rgb24) {
-        row[3 * x] = round_code(r * 255.f);
-        row[3 * x + 1] = round_code(g * 255.f);
-        row[3 * x + 2] = round_code(b * 255.f);
+        write_sample<T>(row, 3 * x, round_code(r * kout.max, kout.max), out.shift);
+        write_sample<T>(row, 3 * x + 1, round_code(g * kout.max, kout.max), out.shift);
+        write_sample<T>(row, 3 * x + 2, round_code(b * kout.max, kout.max), out.shift);
         continue;
       }
-      row[x] = round_code(kout.y_offset + kout.y_r * r + kout.y_g * g + kout.y_b * b);
+      write_sample<T>(row, x,
+                      round_code(kout.y_offset + kout.y_r * r + kout.y_g * g + kout.y_b * b,
+                                 kout.max),
+                      out.shift);
       sr += r;
       sg += g;
       sb += b;
@@ -121,9 +128,16 @@ __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, Devic
   if (!chroma) return;
   const float n = static_cast<float>((y1 - y0) * (x1 - x0));
   const float mr = sr / n, mg = sg / n, mb = sb / n;
-  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(by) * out.s1 + bx * out.cstep;
-  out.p1[ci] = round_code(color::kChromaZero + kout.cb_r * mr + kout.cb_g * mg + kout.cb_b * mb);
-  out.p2[ci] = round_code(color::kChromaZero + kout.cr_r * mr + kout.cr_g * mg + kout.cr_b * mb);
+  const std::ptrdiff_t crow = static_cast<std::ptrdiff_t>(by) * out.s1;
+  const int ci = bx * out.cstep;
+  write_sample<T>(out.p1 + crow, ci,
+                  round_code(kout.c_zero + kout.cb_r * mr + kout.cb_g * mg + kout.cb_b * mb,
+                             kout.max),
+                  out.shift);
+  write_sample<T>(out.p2 + crow, ci,
+                  round_code(kout.c_zero + kout.cr_r * mr + kout.cr_g * mg + kout.cr_b * mb,
+                             kout.max),
+                  out.shift);
 }
 
 // ---- min filter -----------------------------------------------------------------------------
@@ -309,7 +323,7 @@ __device__ __forceinline__ void segment_scans(float* values, float* suffix, int 
 // 1 - omega * min over the patch of min_c (I_c / A_c) (step 5), A read from `state`.
 // With `block_maxima` (dark channel only), each of the tile's four 32x32 atmospheric-light
 // blocks also gets its maximum, ranked as block_max_kernel ranks (step 3's first half).
-template <bool kNormalised>
+template <bool kNormalised, typename T>
 __global__ void __launch_bounds__(kPatchThreads, 4)
     patch_min_tile_kernel(FrameRef f, color::YuvToRgbF k, const AtmosphereState* state, int radius,
                           float omega, DevicePlaneF grey, DevicePlaneF out, float4* block_maxima) {
@@ -332,7 +346,7 @@ __global__ void __launch_bounds__(kPatchThreads, 4)
     const int x = x0 - t.r + lx, y = y0 - t.r + ly;
     float v = kInf;
     if (x >= 0 && x < f.width && y >= 0 && y < f.height) {
-      const Rgb3f c = load_rgb_f(f, k, x, y);
+      const Rgb3f c = load_rgb_f<T>(f, k, x, y);
       if (kNormalised) {
         v = dcp::min3(c.r / a0, c.g / a1, c.b / a2);
       } else {
@@ -431,25 +445,36 @@ __global__ void __launch_bounds__(kPatchThreads, 4)
   }
 }
 
-template <bool kNormalised>
-void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
-                           float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
-                           float4* block_maxima, cudaStream_t stream) {
+template <bool kNormalised, typename T>
+void launch_patch_min_tile_as(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
+                              float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
+                              float4* block_maxima, cudaStream_t stream) {
   const PatchTileShape t(radius);
   const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
   static const bool attribute_set = [] {
     HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(
-        patch_min_tile_kernel<kNormalised>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        patch_min_tile_kernel<kNormalised, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
         PatchTileShape(kPatchTileMaxRadius).shared_floats() * static_cast<int>(sizeof(float))));
     return true;
   }();
   (void)attribute_set;
   const FrameRef f = frame_ref(d_frame);
   const dim3 grid(div_up(f.width, kPatchTile), div_up(f.height, kPatchTile));
-  patch_min_tile_kernel<kNormalised><<<grid, kPatchThreads, shared, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, radius, omega, grey, out,
-      block_maxima);
+  patch_min_tile_kernel<kNormalised, T><<<grid, kPatchThreads, shared, stream>>>(
+      f, decode_coefficients_f(d_frame), d_state, radius, omega, grey, out, block_maxima);
   HAZEFREE_CUDA_CHECK_LAUNCH("patch_min_tile_kernel");
+}
+
+template <bool kNormalised>
+void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
+                           float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
+                           float4* block_maxima, cudaStream_t stream) {
+  if (d_frame.depth > 8)
+    launch_patch_min_tile_as<kNormalised, std::uint16_t>(d_frame, d_state, radius, omega, grey,
+                                                         out, block_maxima, stream);
+  else
+    launch_patch_min_tile_as<kNormalised, std::uint8_t>(d_frame, d_state, radius, omega, grey,
+                                                        out, block_maxima, stream);
 }
 
 constexpr int kSelectThreads = 1024;
@@ -942,23 +967,36 @@ const dim3 kPixelBlock(32, 8);
 
 // ---- launchers and operators ------------------------------------------------------------------
 
+namespace {
+
+template <bool kNormalised>
+void launch_channel_min_transposed(const ImageView& d_frame, const AtmosphereState* d_state,
+                                   const DevicePlaneF& grey, const DevicePlaneF& minimum_t,
+                                   cudaStream_t stream) {
+  const FrameRef f = frame_ref(d_frame);
+  const dim3 grid(div_up(f.width, kTile), div_up(f.height, kTile)), block(kTile, kTileRows);
+  const color::YuvToRgbF k = decode_coefficients_f(d_frame);
+  if (f.wide)
+    channel_min_transposed_kernel<kNormalised, std::uint16_t><<<grid, block, 0, stream>>>(
+        f, k, d_state, grey, minimum_t);
+  else
+    channel_min_transposed_kernel<kNormalised, std::uint8_t><<<grid, block, 0, stream>>>(
+        f, k, d_state, grey, minimum_t);
+  if (kNormalised) HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<normalised>");
+  else HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<grey>");
+}
+
+}  // namespace
+
 void launch_grey_and_channel_min_transposed(const ImageView& d_frame, const DevicePlaneF& grey,
                                             const DevicePlaneF& channel_min_t, cudaStream_t stream) {
-  const FrameRef f = frame_ref(d_frame);
-  channel_min_transposed_kernel<false><<<dim3(div_up(f.width, kTile), div_up(f.height, kTile)),
-                                         dim3(kTile, kTileRows), 0, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), nullptr, grey, channel_min_t);
-  HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<grey>");
+  launch_channel_min_transposed<false>(d_frame, nullptr, grey, channel_min_t, stream);
 }
 
 void launch_normalised_channel_min_transposed(const ImageView& d_frame,
                                               const AtmosphereState* d_state,
                                               const DevicePlaneF& out_t, cudaStream_t stream) {
-  const FrameRef f = frame_ref(d_frame);
-  channel_min_transposed_kernel<true><<<dim3(div_up(f.width, kTile), div_up(f.height, kTile)),
-                                        dim3(kTile, kTileRows), 0, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), d_state, DevicePlaneF{}, out_t);
-  HAZEFREE_CUDA_CHECK_LAUNCH("channel_min_transposed_kernel<normalised>");
+  launch_channel_min_transposed<true>(d_frame, d_state, DevicePlaneF{}, out_t, stream);
 }
 
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
@@ -982,23 +1020,39 @@ void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_
 void launch_frame_to_rgb_f32(const ImageView& d_frame, const DevicePlaneF& r,
                              const DevicePlaneF& g, const DevicePlaneF& b, cudaStream_t stream) {
   const FrameRef f = frame_ref(d_frame);
-  frame_to_rgb_f32_kernel<<<pixel_grid(f.width, f.height, kPixelBlock), kPixelBlock, 0, stream>>>(
-      f, color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), r, g, b);
+  const dim3 grid = pixel_grid(f.width, f.height, kPixelBlock);
+  if (f.wide)
+    frame_to_rgb_f32_kernel<std::uint16_t><<<grid, kPixelBlock, 0, stream>>>(
+        f, decode_coefficients_f(d_frame), r, g, b);
+  else
+    frame_to_rgb_f32_kernel<std::uint8_t><<<grid, kPixelBlock, 0, stream>>>(
+        f, decode_coefficients_f(d_frame), r, g, b);
   HAZEFREE_CUDA_CHECK_LAUNCH("frame_to_rgb_f32_kernel");
 }
 
 void launch_recover_to_frame(const ImageView& d_in, const DevicePlaneF& transmission,
                              const AtmosphereState* d_state, const DcpParams& params,
                              const ImageView& d_out, cudaStream_t stream) {
+  if (d_in.format != d_out.format || d_in.depth != d_out.depth)
+    throw std::invalid_argument("recovery: the output frame is " +
+                                format_name(d_out.format, d_out.depth) + ", the input " +
+                                format_name(d_in.format, d_in.depth));
   const FrameRef in = frame_ref(d_in);
   const FrameRef out = frame_ref(d_out);
   const int sx = is_yuv(d_out.format) ? out.sx : 0, sy = is_yuv(d_out.format) ? out.sy : 0;
   const int bw = (out.width + (1 << sx) - 1) >> sx, bh = (out.height + (1 << sy) - 1) >> sy;
   const dim3 block(32, 4);
-  recover_to_frame_kernel<<<pixel_grid(bw, bh, block), block, 0, stream>>>(
-      in, color::yuv_to_rgb_f(d_in.matrix, d_in.range), transmission, d_state,
-      params.k_tolerance, params.t0, params.brightness, out,
-      color::rgb_to_yuv_f(d_out.matrix, d_out.range));
+  const dim3 grid = pixel_grid(bw, bh, block);
+  const color::YuvToRgbF kin = decode_coefficients_f(d_in);
+  const color::RgbToYuvF kout = encode_coefficients_f(d_out);
+  if (in.wide)
+    recover_to_frame_kernel<std::uint16_t><<<grid, block, 0, stream>>>(
+        in, kin, transmission, d_state, params.k_tolerance, params.t0, params.brightness, out,
+        kout);
+  else
+    recover_to_frame_kernel<std::uint8_t><<<grid, block, 0, stream>>>(
+        in, kin, transmission, d_state, params.k_tolerance, params.t0, params.brightness, out,
+        kout);
   HAZEFREE_CUDA_CHECK_LAUNCH("recover_to_frame_kernel");
 }
 
@@ -1086,7 +1140,7 @@ void AtmosphereCuda::update_from_block_maxima(const ImageView& d_frame, const Dc
   }
   atmosphere_select_kernel<<<1, kSelectThreads, shared, stream>>>(
       blocks, count, used, frame_ref(d_frame),
-      color::yuv_to_rgb_f(d_frame.matrix, d_frame.range), params.a_smoothing, params.a_max_step,
+      decode_coefficients_f(d_frame), params.a_smoothing, params.a_max_step,
       params.a_scene_cut, d_tracker, frame_state_.get());
   HAZEFREE_CUDA_CHECK_LAUNCH("atmosphere_select_kernel");
   if (order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
@@ -1151,7 +1205,7 @@ void GuidedFilterCuda::coefficients(const DevicePlaneF& guide, const DevicePlane
     if (scratch && scratch->guide_frame) {
       args.guide_from_frame = 1;
       args.frame = frame_ref(*scratch->guide_frame);
-      args.rgb = color::yuv_to_rgb_f(scratch->guide_frame->matrix, scratch->guide_frame->range);
+      args.rgb = decode_coefficients_f(*scratch->guide_frame);
     }
     launch_box_columns<ColumnOutput::filtered>(args, stream);
     return;
@@ -1239,9 +1293,13 @@ void CudaDehazer::ensure(int width, int height) {
 void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
                           AtmosphereState* d_tracker, const StateOrder& order,
                           cudaStream_t stream) {
-  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
-    throw std::invalid_argument("dehaze: output frame differs from the input in format or size");
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height ||
+      d_in.depth != d_out.depth)
+    throw std::invalid_argument("dehaze: output frame differs from the input in format, depth or size");
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
+  if (!valid_depth(d_in.depth))
+    throw std::invalid_argument("dehaze: a depth of " + std::to_string(d_in.depth) +
+                                " bits (8 to 16 expected)");
   const int w = d_in.width, h = d_in.height;
   ensure(w, h);
   const DevicePlaneF grey{plane(kGrey), w, h, stride_};

@@ -1,6 +1,11 @@
 // Device-side pixel access for the frame formats of common/image.hpp: reading one pixel as float
 // RGB (the DCP path) or 8-bit RGB (the fixed-point path), with the expressions of
 // kernels/cpu/color_convert.cpp and the constants of kernels/color_rules.hpp.
+//
+// Depth: the float path is templated on the storage of a sample, T = std::uint8_t (8 bits) or
+// std::uint16_t (9 to 16 bits, value shifted up by FrameRef::shift for P010/P016), so that each
+// kernel reads its frame's samples directly, with no conversion pass; load_rgb_f without T picks
+// it at run time (for kernels that read few pixels).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +23,11 @@ struct FrameRef {
   int s0, s1;        // strides of plane 0 and of the chroma planes
   int width, height;
   int sx, sy;        // chroma shifts
-  int cstep;         // 1 planar, 2 nv12
+  int cstep;         // 1 planar, 2 nv12 (in samples)
+  int shift;         // the value's shift inside a stored sample (P010/P016), else 0
   PixelFormat format;
   bool yuv;          // has chroma planes
+  bool wide;         // two-byte samples (depth > 8)
 };
 
 inline FrameRef frame_ref(const ImageView& f) {
@@ -31,14 +38,16 @@ inline FrameRef frame_ref(const ImageView& f) {
   r.height = f.height;
   r.format = f.format;
   r.cstep = 1;
+  r.shift = sample_shift(f);
   r.yuv = is_yuv(f.format);
+  r.wide = f.depth > 8;
   if (r.yuv) {
     r.sx = chroma_shift_x(f.format);
     r.sy = chroma_shift_y(f.format);
     r.p1 = f.planes[1].data;
     r.s1 = f.planes[1].stride;
     if (f.format == PixelFormat::nv12) {
-      r.p2 = f.planes[1].data + 1;
+      r.p2 = f.planes[1].data + sample_bytes(f.depth);
       r.cstep = 2;
     } else {
       r.p2 = f.planes[2].data;
@@ -55,6 +64,42 @@ __device__ __forceinline__ std::uint8_t round_code(float v) {
   return static_cast<std::uint8_t>(r < 0.f ? 0.f : (r > 255.f ? 255.f : r));
 }
 
+// floor(v + 0.5) clamped to 0..max (the largest code at the frame's depth), as the CPU's
+// round_code of the float path.
+__device__ __forceinline__ int round_code(float v, float max) {
+  const float r = floorf(__fadd_rn(v, 0.5f));
+  return static_cast<int>(r < 0.f ? 0.f : (r > max ? max : r));
+}
+
+// The float path's decode coefficients of a frame (matrix, range and depth).
+inline color::YuvToRgbF decode_coefficients_f(const ImageView& f) {
+  return color::yuv_to_rgb_f(f.matrix, f.range, f.depth);
+}
+inline color::RgbToYuvF encode_coefficients_f(const ImageView& f) {
+  return color::rgb_to_yuv_f(f.matrix, f.range, f.depth);
+}
+
+// Sample i of a row stored as T; 8-bit samples are never shifted.
+template <typename T>
+__device__ __forceinline__ int read_sample(const std::uint8_t* row, int i, int shift) {
+  if constexpr (sizeof(T) == 1) {
+    (void)shift;
+    return row[i];
+  } else {
+    return reinterpret_cast<const T*>(row)[i] >> shift;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void write_sample(std::uint8_t* row, int i, int code, int shift) {
+  if constexpr (sizeof(T) == 1) {
+    (void)shift;
+    row[i] = static_cast<std::uint8_t>(code);
+  } else {
+    reinterpret_cast<T*>(row)[i] = static_cast<T>(code << shift);
+  }
+}
+
 struct Rgb3f {
   float r, g, b;
 };
@@ -64,16 +109,19 @@ struct ChromaTermsF {
   float r_v, g_u, g_v, b_u;  // v r_cr, u g_cb, v g_cr, u b_cb
 };
 
+template <typename T>
 __device__ __forceinline__ ChromaTermsF chroma_terms_f(const FrameRef& f,
                                                        const color::YuvToRgbF& k, int cx, int cy) {
-  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(cy) * f.s1 + cx * f.cstep;
-  const float u = static_cast<float>(f.p1[ci] - color::kChromaZero);
-  const float v = static_cast<float>(f.p2[ci] - color::kChromaZero);
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(cy) * f.s1;
+  const int ci = cx * f.cstep;
+  // Exact: codes and the chroma zero are integers below 2^16.
+  const float u = static_cast<float>(read_sample<T>(f.p1 + row, ci, f.shift)) - k.c_zero;
+  const float v = static_cast<float>(read_sample<T>(f.p2 + row, ci, f.shift)) - k.c_zero;
   return {__fmul_rn(v, k.r_cr), __fmul_rn(u, k.g_cb), __fmul_rn(v, k.g_cr), __fmul_rn(u, k.b_cb)};
 }
 
 // Float RGB in [0,1] of a YUV pixel from its luma code and its chroma sample's terms.
-__device__ __forceinline__ Rgb3f yuv_pixel_rgb_f(std::uint8_t luma, const color::YuvToRgbF& k,
+__device__ __forceinline__ Rgb3f yuv_pixel_rgb_f(int luma, const color::YuvToRgbF& k,
                                                  const ChromaTermsF& c) {
   const float yy = __fmul_rn(static_cast<float>(luma) - k.y_offset, k.y_mul);
   return {clamp01(__fadd_rn(yy, c.r_v)), clamp01(__fadd_rn(__fadd_rn(yy, c.g_u), c.g_v)),
@@ -82,17 +130,29 @@ __device__ __forceinline__ Rgb3f yuv_pixel_rgb_f(std::uint8_t luma, const color:
 
 // Float RGB in [0,1] of pixel (x, y). Separate roundings (__fmul_rn/__fadd_rn) where the CPU
 // evaluates a product and a sum apart: no fused multiply-add may change the bits.
+// An RGB sample reads as v / max (IEEE division, as the CPU's v / M).
+template <typename T>
 __device__ __forceinline__ Rgb3f load_rgb_f(const FrameRef& f, const color::YuvToRgbF& k, int x,
                                             int y) {
   const std::uint8_t* row = f.p0 + static_cast<std::ptrdiff_t>(y) * f.s0;
   if (f.format == PixelFormat::rgb24) {
-    return {row[3 * x] / 255.f, row[3 * x + 1] / 255.f, row[3 * x + 2] / 255.f};
+    return {read_sample<T>(row, 3 * x, f.shift) / k.max,
+            read_sample<T>(row, 3 * x + 1, f.shift) / k.max,
+            read_sample<T>(row, 3 * x + 2, f.shift) / k.max};
   }
   if (f.format == PixelFormat::gray8) {
-    const float v = clamp01(__fmul_rn(static_cast<float>(row[x]) - k.y_offset, k.y_mul));
+    const float luma = static_cast<float>(read_sample<T>(row, x, f.shift));
+    const float v = clamp01(__fmul_rn(luma - k.y_offset, k.y_mul));
     return {v, v, v};
   }
-  return yuv_pixel_rgb_f(row[x], k, chroma_terms_f(f, k, x >> f.sx, y >> f.sy));
+  return yuv_pixel_rgb_f(read_sample<T>(row, x, f.shift), k,
+                         chroma_terms_f<T>(f, k, x >> f.sx, y >> f.sy));
+}
+
+// The same with the sample storage chosen at run time (one uniform branch per pixel).
+__device__ __forceinline__ Rgb3f load_rgb_f(const FrameRef& f, const color::YuvToRgbF& k, int x,
+                                            int y) {
+  return f.wide ? load_rgb_f<std::uint16_t>(f, k, x, y) : load_rgb_f<std::uint8_t>(f, k, x, y);
 }
 
 struct Rgb3u {
