@@ -278,4 +278,94 @@ HAZEFREE_HD constexpr Rgb bits_apply(int new_index, int r, int g, int b) {
           (new_index & 15) << 4 | (b & 15)};
 }
 
+// ---- high bit depth (SPEC 7) -------------------------------------------------------------
+// Frames of d = 9..16 bits: HE over 2^d bins with M = 2^d - 1 for 255 (he_lut() above takes the
+// bin count and M); AHE/CLAHE over B = 2^min(d, 12) bins, a sample v falling in bin
+// v >> (d - min(d, 12)). The forms below take the bin count or the depth; at 256 bins / 8 bits
+// they are the rules above.
+
+constexpr int kMaxAheBinsLog2 = 12;  // AHE/CLAHE histograms have at most 4096 bins
+
+// Bins of the HE histogram at depth d.
+HAZEFREE_HD constexpr int he_bins(int depth) { return 1 << depth; }
+// The largest code at depth d, M = 2^d - 1.
+HAZEFREE_HD constexpr int depth_max_code(int depth) { return (1 << depth) - 1; }
+// AHE/CLAHE: the right shift from a sample to its bin, and the number of bins B.
+HAZEFREE_HD constexpr int ahe_bin_shift(int depth) {
+  return depth > kMaxAheBinsLog2 ? depth - kMaxAheBinsLog2 : 0;
+}
+HAZEFREE_HD constexpr int ahe_bins(int depth) { return 1 << (depth - ahe_bin_shift(depth)); }
+
+// CLAHE clip limit over `bins` bins: L = max(1, int(clip * n / bins)) in double; 0 when clip <= 0.
+HAZEFREE_HD inline int clahe_clip_limit(float clip, std::int64_t n, int bins) {
+  if (!(clip > 0.f)) return 0;
+  const int limit = static_cast<int>(static_cast<double>(clip) * static_cast<double>(n) / bins);
+  return limit < 1 ? 1 : limit;
+}
+
+// The single-pass redistribution over `bins` bins in closed form: each bin gets excess / bins,
+// and bins 0, s, 2s, ... one more while the remainder r = excess % bins lasts
+// (s = max(bins / r, 1)). Returns what bins 0..v gained in total.
+HAZEFREE_HD constexpr std::uint32_t clahe_redistributed_below(std::uint32_t excess, int v,
+                                                              int bins) {
+  const std::uint32_t n_bins = static_cast<std::uint32_t>(bins);
+  const std::uint32_t batch = excess / n_bins;
+  const std::uint32_t residual = excess % n_bins;
+  std::uint32_t gained = batch * static_cast<std::uint32_t>(v + 1);
+  if (residual != 0) {
+    const std::uint32_t step = n_bins / residual > 1 ? n_bins / residual : 1;
+    const std::uint32_t bumped = static_cast<std::uint32_t>(v) / step + 1;
+    gained += bumped < residual ? bumped : residual;
+  }
+  return gained;
+}
+HAZEFREE_HD constexpr std::uint32_t clahe_cdf(std::uint32_t clipped_below, std::uint32_t excess,
+                                              int v, int bins) {
+  return clipped_below + clahe_redistributed_below(excess, v, bins);
+}
+
+// AHE output code at depth d: (M * cdf + n/2) / n in 64-bit integers.
+HAZEFREE_HD constexpr int ahe_code(std::int64_t cdf, std::int64_t n, int max_code) {
+  return static_cast<int>((static_cast<std::int64_t>(max_code) * cdf + n / 2) / n);
+}
+
+// Limited-range video at depth d (s = d - 8): e in [0, M] -> (16 << s) + ((219 << s) e + M/2) / M,
+// in 64-bit integers ((219 << 8) * 65535 passes 2^31).
+HAZEFREE_HD constexpr int limited_range_code(int e, int depth) {
+  const int s = depth - 8;
+  const std::int64_t m = (std::int64_t{1} << depth) - 1;
+  return (16 << s) + static_cast<int>((static_cast<std::int64_t>(219 << s) * e + m / 2) / m);
+}
+
+HAZEFREE_HD constexpr int clamp_code(int v, int max_code) {
+  return v < 0 ? 0 : (v > max_code ? max_code : v);
+}
+
+// OpenCV's grey and YCrCb formulas on samples of depth d (OpenCV's 16-bit forms: the same
+// weights, chroma centred on 2^(d-1)). Every intermediate stays below 2^31 at 16 bits; the grey
+// sum is taken in 64 bits all the same, as it comes within 2^15 of the limit.
+HAZEFREE_HD constexpr int rgb_to_grey_depth(int r, int g, int b) {
+  return static_cast<int>((static_cast<std::int64_t>(r) * kR2Grey +
+                           static_cast<std::int64_t>(g) * kG2Grey +
+                           static_cast<std::int64_t>(b) * kB2Grey + (1 << (kGreyShift - 1))) >>
+                          kGreyShift);
+}
+HAZEFREE_HD constexpr YCrCb rgb_to_ycrcb_depth(int r, int g, int b, int depth) {
+  const int max_code = (1 << depth) - 1;
+  const int delta = 1 << (depth - 1);
+  const int y = descale14(r * kR2Y + g * kG2Y + b * kB2Y);
+  const int cr = descale14((r - y) * kY2Cr + (delta << kColorShift));
+  const int cb = descale14((b - y) * kY2Cb + (delta << kColorShift));
+  return {clamp_code(y, max_code), clamp_code(cr, max_code), clamp_code(cb, max_code)};
+}
+HAZEFREE_HD constexpr Rgb ycrcb_to_rgb_depth(int y, int cr, int cb, int depth) {
+  const int max_code = (1 << depth) - 1;
+  const int delta = 1 << (depth - 1);
+  const int dcr = cr - delta;
+  const int dcb = cb - delta;
+  return {clamp_code(y + descale14(dcr * kCr2R), max_code),
+          clamp_code(y + descale14(dcb * kCb2G + dcr * kCr2G), max_code),
+          clamp_code(y + descale14(dcb * kCb2B), max_code)};
+}
+
 }  // namespace hazefree::equalize_rules

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/equalize_ahe_depth.hpp"
 #include "kernels/cpu/equalize_common.hpp"
 #include "kernels/equalize.hpp"
 #include "kernels/equalize_rules.hpp"
@@ -214,8 +215,11 @@ struct AdaptiveEqualizer::Impl final : detail::ChannelEqualizer {
   std::vector<std::uint8_t> row_min, row_max;
   const std::uint8_t* table_codes = nullptr;  // codes the table was built with
 
+  detail::AheDepthEqualizer depth_equalizer;  // frames of 9..16 bits (SPEC 7)
+
   Impl(const AheParams& p, ColorMode c, int t)
-      : params(p), color(c), threads(detail::resolve_threads(t)), router(threads) {
+      : params(p), color(c), threads(detail::resolve_threads(t)), router(threads),
+        depth_equalizer(threads) {
     if (params.window < 3 || params.window % 2 == 0)
       throw std::invalid_argument(
           fmt::format("ahe.window = {} must be odd and >= 3", params.window));
@@ -284,6 +288,16 @@ struct AdaptiveEqualizer::Impl final : detail::ChannelEqualizer {
       StripWorkspace& ws = strips[static_cast<std::size_t>(k)];
       strip(src, dst, g, y0, y1, ws);
     }
+  }
+
+  // SPEC 7: B = 2^min(d, 12) bins, L = max(1, int(clip * n / B)) (capped at n as at 8 bits).
+  void equalize_wide(int, detail::WideIn src, detail::WideOut dst, int w, int h, int depth,
+                     const std::uint16_t* codes) override {
+    prepare(w, h);  // the radius (and its warning) as at 8 bits
+    const std::int64_t n = geometry.n;
+    const int limit = static_cast<int>(
+        std::min<std::int64_t>(rules::clahe_clip_limit(params.clip, n, rules::ahe_bins(depth)), n));
+    depth_equalizer.run(src, dst, w, h, depth, geometry.radius, limit, codes);
   }
 
   void process(const ImageView& in, ImageView& out) { router.run(in, out, color, *this); }

@@ -3,12 +3,14 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "kernels/color_convert.hpp"
+#include "kernels/cpu/color_convert_int.hpp"
 #include "kernels/equalize_rules.hpp"
 
 namespace hazefree::cpu::detail {
@@ -48,6 +50,49 @@ void fill_plane(const PlaneView& dst, int row_bytes, std::uint8_t value) {
 const std::uint8_t* identity_codes() { return tables().identity; }
 const std::uint8_t* limited_range_codes() { return tables().limited; }
 
+namespace {
+
+// The code tables of each depth 9..16, built on first use (thread-safe statics).
+struct WideCodeTables {
+  std::vector<std::uint16_t> identity[kMaxDepth + 1];
+  std::vector<std::uint16_t> limited[kMaxDepth + 1];
+  WideCodeTables() {
+    for (int d = 9; d <= kMaxDepth; ++d) {
+      const int bins = rules::he_bins(d);
+      identity[d].resize(static_cast<std::size_t>(bins));
+      limited[d].resize(static_cast<std::size_t>(bins));
+      for (int e = 0; e < bins; ++e) {
+        identity[d][static_cast<std::size_t>(e)] = static_cast<std::uint16_t>(e);
+        limited[d][static_cast<std::size_t>(e)] = static_cast<std::uint16_t>(rules::limited_range_code(e, d));
+      }
+    }
+  }
+};
+const WideCodeTables& wide_tables() {
+  static const WideCodeTables t;
+  return t;
+}
+
+void check_wide_depth(int depth) {
+  if (depth <= 8 || depth > kMaxDepth)
+    throw std::invalid_argument(fmt::format("equalize: no code table at depth {}", depth));
+}
+
+std::uint16_t* sample_row(const PlaneView& p, int y) {
+  return reinterpret_cast<std::uint16_t*>(p.data + static_cast<std::size_t>(y) * p.stride);
+}
+
+}  // namespace
+
+const std::uint16_t* identity_codes_wide(int depth) {
+  check_wide_depth(depth);
+  return wide_tables().identity[depth].data();
+}
+const std::uint16_t* limited_range_codes_wide(int depth) {
+  check_wide_depth(depth);
+  return wide_tables().limited[depth].data();
+}
+
 int resolve_threads(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
 void ColorRouter::check_same_geometry(const ImageView& in, const ImageView& out) {
@@ -57,6 +102,107 @@ void ColorRouter::check_same_geometry(const ImageView& in, const ImageView& out)
         out.height, to_string(in.format), in.width, in.height));
   if (in.width <= 0 || in.height <= 0)
     throw std::invalid_argument("equalize: empty frame");
+  if (in.depth != out.depth)
+    throw std::invalid_argument(fmt::format("equalize: output {} differs from input {} in depth",
+                                            format_name(out.format, out.depth),
+                                            format_name(in.format, in.depth)));
+  if (!valid_depth(in.depth))
+    throw std::invalid_argument(fmt::format("equalize: a {}-bit frame (8 to 16 bits supported)", in.depth));
+}
+
+void ColorRouter::ensure_wide(int width, int height) {
+  if (width == wide_width_ && height == wide_height_) return;
+  wide_width_ = width;
+  wide_height_ = height;
+  wide_plane_samples_ = static_cast<std::size_t>(width) * height;
+  wide_scratch_.assign(6 * wide_plane_samples_, 0);
+}
+
+void ColorRouter::run_wide(const ImageView& in, ImageView& out, ColorMode mode,
+                           ChannelEqualizer& op) {
+  const int w = in.width, h = in.height, d = in.depth;
+  const PixelFormat f = in.format;
+  auto plane_in = [](const ImageView& v, int i) {
+    return WideIn{reinterpret_cast<const std::uint16_t*>(v.planes[i].data), v.planes[i].stride / 2,
+                  sample_shift(v)};
+  };
+  auto plane_out = [](ImageView& v, int i) {
+    return WideOut{reinterpret_cast<std::uint16_t*>(v.planes[i].data), v.planes[i].stride / 2,
+                   sample_shift(v)};
+  };
+
+  if (f == PixelFormat::gray8) {  // every mode is the plane itself
+    op.equalize_wide(0, plane_in(in, 0), plane_out(out, 0), w, h, d, identity_codes_wide(d));
+    return;
+  }
+
+  if (mode == ColorMode::rgb) {  // R, G, B codes of depth d, each equalized, and back
+    ensure_wide(w, h);
+    cpu::frame_to_rgb_depth(in, cpu::RgbPlanesU16{wide_plane(0), wide_plane(1), wide_plane(2), w},
+                            threads_);
+    for (int c = 0; c < 3; ++c)
+      op.equalize_wide(c, WideIn{wide_plane(c), w, 0}, WideOut{wide_plane(3 + c), w, 0}, w, h, d,
+                       identity_codes_wide(d));
+    cpu::rgb_depth_to_frame(cpu::RgbPlanesU16{wide_plane(3), wide_plane(4), wide_plane(5), w}, out,
+                            threads_);
+    return;
+  }
+
+  if (f == PixelFormat::rgb24) {  // rgb48: OpenCV's YCrCb (luma) or grey at depth d
+    ensure_wide(w, h);
+    std::uint16_t* luma = wide_plane(0);
+    std::uint16_t* cr = wide_plane(1);
+    std::uint16_t* cb = wide_plane(2);
+    std::uint16_t* eq = wide_plane(3);
+    const bool grey = mode == ColorMode::grey;
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      const std::uint16_t* s = sample_row(in.planes[0], y);
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        if (grey) {
+          luma[o + x] = static_cast<std::uint16_t>(rules::rgb_to_grey_depth(s[3 * x], s[3 * x + 1], s[3 * x + 2]));
+        } else {
+          const rules::YCrCb c = rules::rgb_to_ycrcb_depth(s[3 * x], s[3 * x + 1], s[3 * x + 2], d);
+          luma[o + x] = static_cast<std::uint16_t>(c.y);
+          cr[o + x] = static_cast<std::uint16_t>(c.cr);
+          cb[o + x] = static_cast<std::uint16_t>(c.cb);
+        }
+      }
+    }
+    op.equalize_wide(0, WideIn{luma, w, 0}, WideOut{eq, w, 0}, w, h, d, identity_codes_wide(d));
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (int y = 0; y < h; ++y) {
+      std::uint16_t* o16 = sample_row(out.planes[0], y);
+      const std::size_t o = static_cast<std::size_t>(y) * w;
+      for (int x = 0; x < w; ++x) {
+        if (grey) {
+          o16[3 * x] = o16[3 * x + 1] = o16[3 * x + 2] = eq[o + x];
+        } else {
+          const rules::Rgb c = rules::ycrcb_to_rgb_depth(eq[o + x], cr[o + x], cb[o + x], d);
+          o16[3 * x] = static_cast<std::uint16_t>(c.r);
+          o16[3 * x + 1] = static_cast<std::uint16_t>(c.g);
+          o16[3 * x + 2] = static_cast<std::uint16_t>(c.b);
+        }
+      }
+    }
+    return;
+  }
+
+  // YUV formats: luma or grey. Grey chroma is the depth's zero chroma (128 << s), stored at the
+  // layout's shift.
+  const std::uint16_t* codes =
+      in.range == ColorRange::limited ? limited_range_codes_wide(d) : identity_codes_wide(d);
+  op.equalize_wide(0, plane_in(in, 0), plane_out(out, 0), w, h, d, codes);
+  const std::uint16_t zero_chroma = static_cast<std::uint16_t>((1 << (d - 1)) << sample_shift(in));
+  for (int i = 1; i < in.plane_count; ++i) {
+    const int row_bytes = in.planes[i].width * bytes_per_sample(f, i, d);
+    for (int y = 0; y < in.planes[i].height; ++y) {
+      std::uint16_t* dst = sample_row(out.planes[i], y);
+      if (mode == ColorMode::grey) std::fill(dst, dst + row_bytes / 2, zero_chroma);
+      else std::memcpy(dst, sample_row(in.planes[i], y), static_cast<std::size_t>(row_bytes));
+    }
+  }
 }
 
 void ColorRouter::ensure(int width, int height) {
@@ -126,6 +272,10 @@ void ColorRouter::run(const ImageView& in, ImageView& out, ColorMode mode, Chann
   check_same_geometry(in, out);
   out.matrix = in.matrix;
   out.range = in.range;
+  if (in.depth > 8) {
+    run_wide(in, out, mode, op);
+    return;
+  }
   const int w = in.width, h = in.height;
   const PixelFormat f = in.format;
   const PlaneView& y_in = in.planes[0];

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "kernels/cpu/equalize_common.hpp"
 #include "kernels/equalize.hpp"
 #include "kernels/equalize_rules.hpp"
@@ -47,6 +49,41 @@ void histogram_256(ChannelIn src, rules::HistogramRect r, int threads, std::uint
   }
 }
 
+// 2^depth-bin histogram of a rectangle of one plane at depth 9..16 (values read >> src.shift,
+// bits above the depth ignored):
+// one private histogram per thread in `local` (threads x bins), merged into `hist`.
+void histogram_wide(detail::WideIn src, rules::HistogramRect r, int bins, int threads,
+                    std::vector<std::uint32_t>& local_storage, std::uint32_t* hist) {
+  std::fill(hist, hist + bins, 0u);
+  const int rows = r.y1 - r.y0;
+  const int team = std::max(1, std::min(threads, rows));
+  local_storage.resize(static_cast<std::size_t>(team) * bins);
+#pragma omp parallel num_threads(team)
+  {
+    std::uint32_t* local = local_storage.data() + static_cast<std::size_t>(omp_get_thread_num()) * bins;
+    std::fill(local, local + bins, 0u);
+#pragma omp for schedule(static) nowait
+    for (int y = r.y0; y < r.y1; ++y) {
+      const std::uint16_t* row = src.data + static_cast<std::size_t>(y) * src.stride;
+      for (int x = r.x0; x < r.x1; ++x) ++local[(row[x] >> src.shift) & (bins - 1)];
+    }
+#pragma omp critical(hazefree_he_merge)
+    for (int i = 0; i < bins; ++i) hist[i] += local[i];
+  }
+}
+
+// The mask (2^depth - 1) keeps stray bits above the depth from indexing past the LUT.
+void map_plane_wide(detail::WideIn src, detail::WideOut dst, int width, int height,
+                    const std::uint16_t* lut, int mask, int threads) {
+#pragma omp parallel for schedule(static) num_threads(std::min(threads, height))
+  for (int y = 0; y < height; ++y) {
+    const std::uint16_t* s = src.data + static_cast<std::size_t>(y) * src.stride;
+    std::uint16_t* d = dst.data + static_cast<std::size_t>(y) * dst.stride;
+    for (int x = 0; x < width; ++x)
+      d[x] = static_cast<std::uint16_t>(lut[(s[x] >> src.shift) & mask] << dst.shift);
+  }
+}
+
 void map_plane(ChannelIn src, ChannelOut dst, int width, int height, const std::uint8_t* lut,
                int threads) {
 #pragma omp parallel for schedule(static) num_threads(std::min(threads, height))
@@ -65,18 +102,22 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
   int threads;
   detail::ColorRouter router;
 
-  // he_temporal state: one float histogram per channel (3 x 256) or the BITS one (4096).
+  // he_temporal state: one float histogram per channel (3 x 2^depth bins: 256 at 8 bits) or the
+  // BITS one (4096).
   bool has_history[3] = {false, false, false};
-  std::array<std::array<float, rules::kBins>, 3> history{};
+  std::array<std::vector<float>, 3> history;
   bool has_bits_history = false;
   std::vector<float> bits_history;
-  int history_width = 0, history_height = 0;
+  int history_width = 0, history_height = 0, history_depth = 0;
   FrameEstimate last;  // the last frame's histograms (he_temporal only), for jobs' analysis
 
   rules::HistogramRect rect{0, 0, 0, 0};
   std::vector<std::uint32_t> bits_hist;
   std::vector<std::uint32_t> bits_local;  // one private 4096-bin histogram per thread
   std::vector<std::uint16_t> bits_lut;
+  // Depth 9..16: the histogram, the per-thread histograms and the LUT of 2^depth bins.
+  std::vector<std::uint32_t> wide_hist, wide_local;
+  std::vector<std::uint16_t> wide_lut;
 
   Impl(const HeParams& p, ColorMode c, int t)
       : params(p), color(c), threads(detail::resolve_threads(t)), router(threads) {}
@@ -88,13 +129,24 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
     has_bits_history = false;
   }
 
+  // The smoothed histogram of `channel` for a frame of `bins` bins. A history handed over by
+  // set_history() must have the frame's bins.
+  std::vector<float>& history_for(int channel, int bins, int depth) {
+    std::vector<float>& h = history[channel];
+    if (has_history[channel] && h.size() != static_cast<std::size_t>(bins))
+      throw std::invalid_argument(fmt::format(
+          "he: the he_temporal history has {} bins; this {}-bit frame needs {}", h.size(), depth, bins));
+    h.resize(static_cast<std::size_t>(bins));
+    return h;
+  }
+
   void equalize(int channel, ChannelIn src, ChannelOut dst, int width, int height,
                 const std::uint8_t* codes) override {
     std::uint32_t hist[rules::kBins];
     histogram_256(src, rect, threads, hist);
     std::uint8_t lut[rules::kBins];
     if (temporal()) {
-      std::array<float, rules::kBins>& h = history[channel];
+      std::vector<float>& h = history_for(channel, rules::kBins, 8);
       for (int i = 0; i < rules::kBins; ++i)
         h[i] = rules::he_history_step(has_history[channel], params.temporal, hist[i], h[i]);
       has_history[channel] = true;
@@ -105,6 +157,29 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
     }
     for (int i = 0; i < rules::kBins; ++i) lut[i] = codes[lut[i]];
     map_plane(src, dst, width, height, lut, threads);
+  }
+
+  // SPEC 7: the same rule over 2^depth bins with M = 2^depth - 1.
+  void equalize_wide(int channel, detail::WideIn src, detail::WideOut dst, int width, int height,
+                     int depth, const std::uint16_t* codes) override {
+    const int bins = rules::he_bins(depth);
+    const int max_code = rules::depth_max_code(depth);
+    wide_hist.resize(static_cast<std::size_t>(bins));
+    wide_lut.resize(static_cast<std::size_t>(bins));
+    histogram_wide(src, rect, bins, threads, wide_local, wide_hist.data());
+    if (temporal()) {
+      std::vector<float>& h = history_for(channel, bins, depth);
+      for (int i = 0; i < bins; ++i)
+        h[static_cast<std::size_t>(i)] =
+            rules::he_history_step(has_history[channel], params.temporal, wide_hist[static_cast<std::size_t>(i)], h[static_cast<std::size_t>(i)]);
+      has_history[channel] = true;
+      last.channel_histograms[channel] = wide_hist;
+      rules::he_lut_from_float(h.data(), bins, max_code, wide_lut.data());
+    } else {
+      rules::he_lut(wide_hist.data(), bins, max_code, wide_lut.data());
+    }
+    for (std::uint16_t& e : wide_lut) e = codes[e];
+    map_plane_wide(src, dst, width, height, wide_lut.data(), max_code, threads);
   }
 
   void bits(const ImageView& in, ImageView& out) {
@@ -158,11 +233,16 @@ struct HistogramEqualizer::Impl final : detail::ChannelEqualizer {
   void process(const ImageView& in, ImageView& out) {
     // A new frame size is a new stream configuration: the smoothed histogram no longer applies
     // (a history given before the first frame, by set_history(), does).
-    if (history_width != 0 && (in.width != history_width || in.height != history_height)) reset();
-    if (in.width != history_width || in.height != history_height) {
-      history_width = in.width;
-      history_height = in.height;
-    }
+    if (history_width != 0 && (in.width != history_width || in.height != history_height ||
+                               in.depth != history_depth))
+      reset();
+    history_width = in.width;
+    history_height = in.height;
+    history_depth = in.depth;
+    if (color == ColorMode::rgb_bits && in.depth > 8)
+      throw std::invalid_argument(fmt::format(
+          "color = rgb-bits works on 8-bit frames only; this frame is {}-bit ({})", in.depth,
+          format_name(in.format, in.depth)));
     rect = rules::histogram_rect(params.roi, in.width, in.height);
     for (auto& h : last.channel_histograms) h.clear();
     last.bits_histogram.clear();
@@ -186,7 +266,7 @@ TemporalState HistogramEqualizer::history() const {
   const Impl& m = *impl_;
   TemporalState state;
   for (int c = 0; c < 3; ++c)
-    if (m.has_history[c]) state.channel_history[c].assign(m.history[c].begin(), m.history[c].end());
+    if (m.has_history[c]) state.channel_history[c] = m.history[c];
   if (m.has_bits_history) state.bits_history = m.bits_history;
   return state;
 }
@@ -194,11 +274,14 @@ TemporalState HistogramEqualizer::history() const {
 void HistogramEqualizer::set_history(const TemporalState& state) {
   Impl& m = *impl_;
   for (int c = 0; c < 3; ++c) {
+    // 2^d bins for a depth d of 8..16 (256 at 8 bits); process() checks them against the frame.
     const std::vector<float>& h = state.channel_history[c];
-    if (!h.empty() && h.size() != rules::kBins)
-      throw std::invalid_argument("he: a channel history of " + std::to_string(h.size()) + " bins (256 expected)");
+    const std::size_t bins = h.size();
+    if (!h.empty() && (bins < rules::kBins || bins > (std::size_t{1} << kMaxDepth) || (bins & (bins - 1)) != 0))
+      throw std::invalid_argument("he: a channel history of " + std::to_string(h.size()) +
+                                  " bins (2^d expected for a depth d of 8 to 16: 256, 1024, ...)");
     m.has_history[c] = !h.empty();
-    if (!h.empty()) std::copy(h.begin(), h.end(), m.history[c].begin());
+    m.history[c] = h;
   }
   const std::vector<float>& b = state.bits_history;
   if (!b.empty() && b.size() != static_cast<std::size_t>(rules::kBitsBins))

@@ -75,8 +75,8 @@ class CpuProcessor final : public FrameProcessor {
       e.light = dehazer_->estimate(in);
     } else if (he_) {
       if (scratch_.view().format != in.format || scratch_.view().width != in.width ||
-          scratch_.view().height != in.height)
-        scratch_ = Image(in.format, in.width, in.height);
+          scratch_.view().height != in.height || scratch_.view().depth != in.depth)
+        scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
       const TemporalState before = he_->history();
       ImageView out = scratch_.view();
       out.matrix = in.matrix;
