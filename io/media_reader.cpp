@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "io/av_error.hpp"
+#include "io/depth_convert.hpp"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
@@ -95,6 +96,10 @@ struct MediaReader::Impl {
   FramePtr decoded{av_frame_alloc()};
   FramePtr converted;  // allocated on the first frame that needs libswscale
   SwsPtr scaler;
+  // The layout's depth before the depth conversion: the source's own (or what libswscale gives);
+  // info.depth differs from it when InputOptions::depth asks for another.
+  int layout_depth = 8;
+  Image depth_converted;  // --output-depth: the picture at info.depth
   DecodedFrame current;
   std::int64_t next_pts = AV_NOPTS_VALUE;  // for pictures without a timestamp
 
@@ -184,6 +189,7 @@ struct MediaReader::Impl {
   void deliver(AVFrame& frame);
   void deliver_device(AVFrame& frame);
   void convert(AVFrame& frame);
+  void choose_depth();
   bool setup_hwdec(const AVCodec* codec);
   bool hwdec_active = false;
 
@@ -450,31 +456,70 @@ void MediaReader::Impl::prime() {
   describe(*stand_in);
 }
 
+// The depth read() delivers: the layout's own, or InputOptions::depth (converted in deliver()).
+void MediaReader::Impl::choose_depth() {
+  info.depth = layout_depth;
+  const int asked = options.depth;
+  if (asked == 0 || asked == layout_depth) return;
+  const std::string what = "output.depth = " + std::to_string(asked);
+  if (!valid_depth(asked)) throw_io(name, what + ": accepted depths are 8 to 16 bits");
+  if (info.on_device) {
+    throw_io(name, what + ": the GPU pictures (--hwdec cuda) stay at their own " + std::to_string(layout_depth) +
+                       " bits; run without --hwdec to convert them");
+  }
+  if (info.format == PixelFormat::rgb24 && asked != 8 && asked != 16)
+    throw_io(name, what + ": RGB pictures are processed at 8 or 16 bits (rgb24, rgb48)");
+  if (info.format == PixelFormat::nv12 && to_av_format(PixelFormat::nv12, asked) == AV_PIX_FMT_NONE) {
+    // No semi-planar layout at that depth: planar 4:2:0 (libswscale only moves the chroma).
+    info.format = PixelFormat::yuv420p;
+    warned_conversion = true;
+  }
+  info.depth = asked;
+}
+
 void MediaReader::Impl::describe(const AVFrame& first) {
   const AVStream* stream = video_stream();
   const AVCodecParameters* parameters = stream->codecpar;
   auto source_format = static_cast<AVPixelFormat>(first.format);
+  bool on_device = false;
   if (source_format == AV_PIX_FMT_CUDA) {
     const auto* frames = reinterpret_cast<const AVHWFramesContext*>(first.hw_frames_ctx->data);
     source_format = frames->sw_format;
-    if (source_format != AV_PIX_FMT_NV12) {
+    if (source_format != AV_PIX_FMT_NV12 && source_format != AV_PIX_FMT_P010 && source_format != AV_PIX_FMT_P016) {
       const char* format_name = av_get_pix_fmt_name(source_format);
       throw_io(name, std::string("--hwdec cuda: the GPU decodes this stream as ") +
                          (format_name ? format_name : "?") +
-                         "; only 8-bit 4:2:0 (nv12) pictures can stay on the GPU (run without --hwdec)");
+                         "; only 4:2:0 pictures (nv12, p010, p016) can stay on the GPU (run without --hwdec)");
     }
-    info.on_device = true;
+    on_device = true;
   }
+  info.on_device = on_device;
   info.width = first.width;
   info.height = first.height;
   const char* format_name = av_get_pix_fmt_name(source_format);
   info.source_pixel_format = format_name ? format_name : "unknown";
-  if (!from_av_format(source_format, &info.format)) {
-    info.format = nearest_supported(source_format);
-    warn(name, "pixel format " + info.source_pixel_format + " converted to " +
-                   std::string(to_string(info.format)) + " with libswscale");
+  info.source_depth = av_format_depth(source_format);
+  if (on_device) {
+    // NVDEC's P016 also carries 12-bit pictures (value << 4): the stream's own depth says which.
+    info.format = PixelFormat::nv12;
+    layout_depth = source_format == AV_PIX_FMT_NV12 ? 8 : source_format == AV_PIX_FMT_P010 ? 10 : 16;
+    const int stream_depth = decoder->sw_pix_fmt != AV_PIX_FMT_NONE ? av_format_depth(decoder->sw_pix_fmt) : 0;
+    if (layout_depth == 16 && stream_depth > 10 && stream_depth < 16) layout_depth = stream_depth;
+    info.source_depth = layout_depth;
+  } else if (!from_av_format(source_format, &info.format, &layout_depth)) {
+    info.format = nearest_supported(source_format, &layout_depth);
+    // Big-endian samples (16-bit PNG) only have their bytes swapped: nothing to warn about.
+    PixelFormat swapped{};
+    int swapped_depth = 0;
+    const bool byte_order_only = from_av_format(av_pix_fmt_swap_endianness(source_format), &swapped, &swapped_depth) &&
+                                 swapped == info.format && swapped_depth == layout_depth;
+    if (!byte_order_only) {
+      warn(name, "pixel format " + info.source_pixel_format + " converted to " +
+                     hazefree::format_name(info.format, layout_depth) + " with libswscale");
+    }
     warned_conversion = true;
   }
+  choose_depth();
 
   // The decoder's per-picture tags are the most reliable; the container's fill the gaps.
   const AVColorSpace space =
@@ -644,8 +689,9 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
 
   if (frame.format == AV_PIX_FMT_CUDA) return deliver_device(frame);
   PixelFormat layout{};
-  const bool direct = from_av_format(static_cast<AVPixelFormat>(frame.format), &layout) &&
-                      layout == info.format && frame.width == info.width &&
+  int depth = 8;
+  const bool direct = from_av_format(static_cast<AVPixelFormat>(frame.format), &layout, &depth) &&
+                      layout == info.format && depth == layout_depth && frame.width == info.width &&
                       frame.height == info.height && frame.linesize[0] >= 0 &&
                       frame.linesize[1] >= 0 && frame.linesize[2] >= 0;
   const AVFrame* pixels = &frame;
@@ -660,12 +706,18 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
   view.height = info.height;
   view.matrix = info.matrix;
   view.range = info.range;
+  view.depth = layout_depth;
   view.plane_count = plane_count(info.format);
   for (int i = 0; i < view.plane_count; ++i) {
-    PlaneView plane = plane_geometry(info.format, info.width, info.height, i);
+    PlaneView plane = plane_geometry(info.format, info.width, info.height, i, layout_depth);
     plane.data = pixels->data[i];
     plane.stride = pixels->linesize[i];
     view.planes[i] = plane;
+  }
+  if (info.depth != layout_depth) {
+    if (depth_converted.empty()) depth_converted = Image(info.format, info.width, info.height, 64, info.depth);
+    convert_depth(view, depth_converted.view());
+    view = depth_converted.view();
   }
 }
 
@@ -687,9 +739,10 @@ void MediaReader::Impl::deliver_device(AVFrame& frame) {
   view.height = info.height;
   view.matrix = info.matrix;
   view.range = info.range;
+  view.depth = layout_depth;  // P010/P016: the value in the high bits (sample_shift)
   view.plane_count = 2;
   for (int i = 0; i < 2; ++i) {
-    PlaneView plane = plane_geometry(PixelFormat::nv12, info.width, info.height, i);
+    PlaneView plane = plane_geometry(PixelFormat::nv12, info.width, info.height, i, layout_depth);
     plane.data = held->data[i];
     plane.stride = held->linesize[i];
     view.planes[i] = plane;
@@ -700,7 +753,7 @@ void MediaReader::Impl::deliver_device(AVFrame& frame) {
 // announced in VideoInfo, into a buffer allocated once.
 void MediaReader::Impl::convert(AVFrame& frame) {
   const auto source_format = static_cast<AVPixelFormat>(frame.format);
-  const AVPixelFormat target_format = to_av_format(info.format);
+  const AVPixelFormat target_format = to_av_format(info.format, layout_depth);
   if ((frame.width != info.width || frame.height != info.height) && !warned_size_change) {
     warn(name, "picture size changed from " + std::to_string(info.width) + "x" +
                    std::to_string(info.height) + " to " + std::to_string(frame.width) + "x" +
@@ -708,10 +761,12 @@ void MediaReader::Impl::convert(AVFrame& frame) {
     warned_size_change = true;
   }
   PixelFormat layout{};
-  if (!warned_conversion && !(from_av_format(source_format, &layout) && layout == info.format)) {
+  int depth = 8;
+  if (!warned_conversion &&
+      !(from_av_format(source_format, &layout, &depth) && layout == info.format && depth == layout_depth)) {
     const char* format_name = av_get_pix_fmt_name(source_format);
     warn(name, std::string("pixel format changed to ") + (format_name ? format_name : "unknown") +
-                   "; converted to " + std::string(to_string(info.format)) + " with libswscale");
+                   "; converted to " + hazefree::format_name(info.format, layout_depth) + " with libswscale");
     warned_conversion = true;
   }
   if (!converted) {
@@ -729,9 +784,9 @@ void MediaReader::Impl::convert(AVFrame& frame) {
   scaler.reset(context);
   if (!context) {
     throw_io(name, "libswscale cannot convert " + info.source_pixel_format + " to " +
-                       std::string(to_string(info.format)));
+                       hazefree::format_name(info.format, layout_depth));
   }
-  // Keep the range and matrix: a 10-bit limited-range picture becomes an 8-bit limited-range one.
+  // Keep the range and matrix: a limited-range picture stays a limited-range one.
   const int source_range = (is_full_range_yuv_format(source_format) ||
                             frame.color_range == AVCOL_RANGE_JPEG || !is_yuv_layout(source_format))
                                ? 1

@@ -1,8 +1,9 @@
 // Demuxing and decoding with libavformat/libavcodec (send/receive API, frame threading).
 // The only part of the project, with media_writer, that knows FFmpeg. Decoded pictures are
-// delivered in one of the PixelFormats of common/image.hpp (converted with libswscale when the
-// decoder's own format is not one of them, with a warning); other streams' packets are handed
-// out untouched for stream copy.
+// delivered in one of the PixelFormats of common/image.hpp at their own depth (8 to 16 bits per
+// sample, SPEC 7; converted with libswscale when the decoder's own format is not one of them,
+// with a warning), or at the depth asked for (InputOptions::depth); other streams' packets are
+// handed out untouched for stream copy.
 #pragma once
 
 #include <atomic>
@@ -66,6 +67,10 @@ struct InputOptions {
     std::int64_t end_pts = INT64_MAX;
   };
   Chunk chunk;
+  // Bits per sample of the delivered frames: 0 keeps the source's own depth; 8 to 16 converts
+  // every picture to that depth (--output-depth): limited-range samples by a shift (v << s up,
+  // rounded down), full-range ones by v * M_out / M_in rounded (see io/depth_convert.hpp).
+  int depth = 0;
   // Only the other streams' packets come out of read(): the video is described from its first
   // picture, then its packets are dropped undecoded (a job's join takes its video elsewhere).
   bool other_streams_only = false;
@@ -80,6 +85,8 @@ struct VideoInfo {
   int width = 0;
   int height = 0;
   PixelFormat format = PixelFormat::yuv420p;  // format of the frames read() delivers
+  int depth = 8;                              // their bits per sample (8..16)
+  int source_depth = 8;                       // the decoder's own bits per sample
   std::string source_pixel_format;            // the decoder's own (e.g. "yuv420p10le")
   ColorMatrix matrix = ColorMatrix::bt601;    // resolved (unspecified -> SPEC 3 default)
   ColorRange range = ColorRange::limited;     // resolved (unspecified -> limited for YUV)
@@ -97,7 +104,7 @@ struct VideoInfo {
   bool live = false;                          // device, pipe or network source
   std::string codec_name;
   std::string container_name;
-  bool on_device = false;                     // hwdec: pictures are in GPU memory (nv12)
+  bool on_device = false;                     // hwdec: pictures are in GPU memory (nv12; P010/P016 above 8 bits)
 };
 
 // One decoded picture; its pixels belong to the reader and stay valid until the next read().

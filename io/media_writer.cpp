@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <system_error>
 #include <vector>
 
@@ -82,8 +83,46 @@ bool is_rgb_or_gray(AVPixelFormat format) {
   return desc && ((desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) || desc->nb_components <= 2);
 }
 
-const AVPixelFormat kYuv4mpegFormats[] = {AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P,
-                                          AV_PIX_FMT_GRAY8, AV_PIX_FMT_NONE};
+// What the yuv4mpegpipe muxer takes (the 9- to 16-bit ones as "unofficial" formats).
+const AVPixelFormat kYuv4mpegFormats[] = {
+    AV_PIX_FMT_YUV420P,   AV_PIX_FMT_YUV422P,   AV_PIX_FMT_YUV444P,   AV_PIX_FMT_GRAY8,
+    AV_PIX_FMT_YUV420P9,  AV_PIX_FMT_YUV422P9,  AV_PIX_FMT_YUV444P9,  AV_PIX_FMT_YUV420P10,
+    AV_PIX_FMT_YUV422P10, AV_PIX_FMT_YUV444P10, AV_PIX_FMT_YUV420P12, AV_PIX_FMT_YUV422P12,
+    AV_PIX_FMT_YUV444P12, AV_PIX_FMT_YUV420P14, AV_PIX_FMT_YUV422P14, AV_PIX_FMT_YUV444P14,
+    AV_PIX_FMT_YUV420P16, AV_PIX_FMT_YUV422P16, AV_PIX_FMT_YUV444P16, AV_PIX_FMT_GRAY9,
+    AV_PIX_FMT_GRAY10,    AV_PIX_FMT_GRAY12,    AV_PIX_FMT_GRAY16,    AV_PIX_FMT_NONE};
+
+bool is_gray(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  return desc && !(desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) && desc->nb_components <= 2;
+}
+
+// The most bits per sample among the formats an encoder takes (0: it takes none we know).
+int deepest_format(const AVPixelFormat* accepted) {
+  int deepest = 0;
+  for (; accepted && *accepted != AV_PIX_FMT_NONE; ++accepted) deepest = std::max(deepest, av_format_depth(*accepted));
+  return deepest;
+}
+
+// "libx265 (up to 12 bits), ffv1 or png (up to 16)": the usual encoders of this FFmpeg build
+// that hold `depth` bits, from the formats each takes, grouped by how deep they go.
+std::string encoders_holding(int depth, const AVCodec* besides) {
+  std::map<int, std::vector<std::string>> by_depth;
+  for (const char* candidate : {"libx264", "libx265", "ffv1", "png"}) {
+    const AVCodec* codec = avcodec_find_encoder_by_name(candidate);
+    if (!codec || codec == besides) continue;
+    const int deepest = deepest_format(codec->pix_fmts);
+    if (deepest >= depth) by_depth[deepest].push_back(candidate);
+  }
+  std::string text;
+  for (const auto& [deepest, names] : by_depth) {
+    const bool first_group = text.empty();
+    if (!first_group) text += ", ";
+    for (std::size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    text += " (up to " + std::to_string(deepest) + (first_group ? " bits)" : ")");
+  }
+  return text.empty() ? std::string("an encoder that takes them") : text;
+}
 
 }  // namespace
 
@@ -103,7 +142,12 @@ struct MediaWriter::Impl {
   AVRational source_time_base{1, 25};
 
   int width = 0, height = 0;
-  PixelFormat layout = PixelFormat::yuv420p;
+  PixelFormat layout = PixelFormat::yuv420p;  // of the frames given to the encoder's conversion
+  int depth = 8;                              // their bits per sample
+  // nv12 above 8 bits (NVDEC's P010/P016, value in the high bits) is unpacked into planar
+  // yuv420p at its depth first: the encoders take that, and the unpacking is exact.
+  PixelFormat frame_format = PixelFormat::yuv420p;  // of the frames write_frame() receives
+  Image unpacked;
   AVPixelFormat encoder_format = AV_PIX_FMT_NONE;
   bool needs_conversion = false;
   bool encoder_full_range = false;
@@ -128,6 +172,8 @@ struct MediaWriter::Impl {
   void open_output();
   void send(AVFrame* frame);
   void convert_into(const ImageView& frame);
+  void encode_picture(const ImageView& frame, std::int64_t pts, std::int64_t duration,
+                      std::function<void()> release);
 };
 
 void MediaWriter::Impl::check_paths(const MediaReader& source) {
@@ -207,27 +253,46 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   encoder.reset(avcodec_alloc_context3(codec));
   if (!encoder) throw_io(name, "out of memory");
 
-  // Pixel format: the frames' own layout when the encoder takes it, else its nearest.
+  // Pixel format: the frames' own layout at their depth when the encoder takes it, else the
+  // nearest it takes that holds the depth (an encoder that holds fewer bits is refused).
   const AVPixelFormat* accepted = codec->pix_fmts;
-  if (!accepted && std::strcmp(muxer->oformat->name, "yuv4mpegpipe") == 0) accepted = kYuv4mpegFormats;
-  const AVPixelFormat wanted = to_av_format(layout);
+  const bool y4m = std::strcmp(muxer->oformat->name, "yuv4mpegpipe") == 0;
+  if (!accepted && y4m) accepted = kYuv4mpegFormats;
+  const AVPixelFormat wanted = to_av_format(layout, depth);
+  if (wanted == AV_PIX_FMT_NONE) throw_io(name, "FFmpeg has no layout for " + format_name(layout, depth) + " frames");
+  if (accepted && deepest_format(accepted) < depth) {
+    const int deepest = deepest_format(accepted);
+    std::string message = std::string(codec->name) + " holds at most " + std::to_string(deepest) + " bits; for " +
+                          std::to_string(depth) + "-bit output use " + encoders_holding(depth, codec);
+    if (deepest == 8 || deepest == 10 || deepest == 12) message += ", or --output-depth " + std::to_string(deepest);
+    throw_io(name, message);
+  }
   const bool full_range_yuv = is_yuv(layout) && info.range == ColorRange::full;
   if (!accepted || list_has(accepted, wanted)) {
     encoder_format = wanted;
   } else if (full_range_yuv && list_has(accepted, full_range_variant(wanted))) {
     encoder_format = full_range_variant(wanted);
   } else {
-    encoder_format = avcodec_find_best_pix_fmt_of_list(accepted, wanted, 0, nullptr);
+    // Only the formats that keep the depth compete (FFmpeg's choice may trade depth for layout).
+    std::vector<AVPixelFormat> deep_enough;
+    for (const AVPixelFormat* f = accepted; *f != AV_PIX_FMT_NONE; ++f)
+      if (av_format_depth(*f) >= depth) deep_enough.push_back(*f);
+    deep_enough.push_back(AV_PIX_FMT_NONE);
+    encoder_format = avcodec_find_best_pix_fmt_of_list(deep_enough.data(), wanted, 0, nullptr);
     if (encoder_format == AV_PIX_FMT_NONE) {
       throw_io(name, std::string(codec->name) + " takes no pixel format we can convert " +
-                         std::string(to_string(layout)) + " to");
+                         format_name(layout, depth) + " to");
     }
   }
   needs_conversion = encoder_format != wanted && encoder_format != full_range_variant(wanted);
-  if (needs_conversion) {
-    warn(name, std::string(to_string(layout)) + " converted to " +
-                   av_get_pix_fmt_name(encoder_format) + " for the " + codec->name + " encoder");
+  // Bytes swapped only (rgb48le for png's rgb48be): nothing is lost, nothing to warn about.
+  const bool byte_order_only = av_pix_fmt_swap_endianness(wanted) == encoder_format;
+  if (needs_conversion && !byte_order_only) {
+    warn(name, format_name(layout, depth) + " converted to " + av_get_pix_fmt_name(encoder_format) + " for the " +
+                   codec->name + " encoder");
   }
+  // The y4m muxer writes its 9- to 16-bit formats only when told that unofficial ones will do.
+  if (y4m && depth > 8) muxer->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
 
   encoder->codec_id = codec->id;
   encoder->width = width;
@@ -254,14 +319,16 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   // states the matrix and range it used.
   const bool source_rgb_or_gray = layout == PixelFormat::rgb24 || layout == PixelFormat::gray8;
   const bool target_rgb_or_gray = is_rgb_or_gray(encoder_format);
+  // Grey at depth (gray16be for png) is grey as gray8 is: its colour tags stay.
+  const bool target_gray = encoder_format == AV_PIX_FMT_GRAY8 || (depth > 8 && is_gray(encoder_format));
   encoder->color_primaries = static_cast<AVColorPrimaries>(info.color_primaries);
   encoder->color_trc = static_cast<AVColorTransferCharacteristic>(info.color_transfer);
   encoder->colorspace = static_cast<AVColorSpace>(info.color_space);
   encoder->color_range = static_cast<AVColorRange>(info.color_range_tag);
   if (target_rgb_or_gray) {
     encoder_full_range = true;
-    if (encoder_format != AV_PIX_FMT_GRAY8 || source_rgb_or_gray) {
-      encoder->colorspace = encoder_format == AV_PIX_FMT_GRAY8 ? encoder->colorspace : AVCOL_SPC_RGB;
+    if (!target_gray || source_rgb_or_gray) {
+      encoder->colorspace = target_gray ? encoder->colorspace : AVCOL_SPC_RGB;
       encoder->color_range = AVCOL_RANGE_JPEG;
     }
   } else if (source_rgb_or_gray) {
@@ -414,14 +481,14 @@ void MediaWriter::Impl::convert_into(const ImageView& frame) {
   // The encoder may still hold the previous picture; this copies only in that case.
   int result = av_frame_make_writable(converted.get());
   if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
-  const AVPixelFormat source_format = to_av_format(frame.format);
+  const AVPixelFormat source_format = to_av_format(frame.format, frame.depth);
   SwsContext* context = sws_getCachedContext(scaler.release(), width, height, source_format, width,
                                              height, encoder_format,
                                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
                                              nullptr, nullptr, nullptr);
   scaler.reset(context);
   if (!context) {
-    throw_io(name, std::string("libswscale cannot convert ") + std::string(to_string(frame.format)) +
+    throw_io(name, std::string("libswscale cannot convert ") + format_name(frame.format, frame.depth) +
                        " to " + av_get_pix_fmt_name(encoder_format));
   }
   const int* coefficients = sws_getCoefficients(sws_matrix_id(frame.matrix));
@@ -456,16 +523,20 @@ void MediaWriter::Impl::send(AVFrame* frame) {
 // --- MediaWriter ---------------------------------------------------------------------------
 
 MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source, int width,
-                         int height, PixelFormat format)
+                         int height, PixelFormat format, int depth)
     : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
   impl.options = options;
   impl.name = options.url;
   impl.width = width;
   impl.height = height;
-  impl.layout = format;
+  impl.frame_format = format;
+  impl.layout = format == PixelFormat::nv12 && depth > 8 ? PixelFormat::yuv420p : format;
+  impl.depth = depth;
   if (!impl.wrapper || !impl.encoded) throw_io(impl.name, "out of memory");
   if (width <= 0 || height <= 0) throw_io(impl.name, "invalid picture size");
+  if (!valid_depth(depth)) throw_io(impl.name, std::to_string(depth) + " bits per sample: accepted 8 to 16");
+  if (impl.layout != format) impl.unpacked = Image(impl.layout, width, height, 64, depth);
   impl.check_paths(source);
   const AVOutputFormat* muxer_format = impl.choose_muxer();
   impl.choose_encoder(*muxer_format);
@@ -520,6 +591,29 @@ void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int
 
 namespace {
 
+// nv12 above 8 bits (value in the high bits of each 16-bit sample) into planar yuv420p at the
+// same depth (value in the low bits), exactly.
+void unpack_nv12(const ImageView& in, ImageView& out) {
+  const int shift = sample_shift(in);
+  for (int y = 0; y < in.height; ++y) {
+    const auto* luma = reinterpret_cast<const std::uint16_t*>(in.planes[0].data + static_cast<std::size_t>(y) * in.planes[0].stride);
+    auto* to = reinterpret_cast<std::uint16_t*>(out.planes[0].data + static_cast<std::size_t>(y) * out.planes[0].stride);
+    for (int x = 0; x < in.width; ++x) to[x] = static_cast<std::uint16_t>(luma[x] >> shift);
+  }
+  const PlaneView& uv = in.planes[1];
+  for (int y = 0; y < uv.height; ++y) {
+    const auto* pairs = reinterpret_cast<const std::uint16_t*>(uv.data + static_cast<std::size_t>(y) * uv.stride);
+    auto* u = reinterpret_cast<std::uint16_t*>(out.planes[1].data + static_cast<std::size_t>(y) * out.planes[1].stride);
+    auto* v = reinterpret_cast<std::uint16_t*>(out.planes[2].data + static_cast<std::size_t>(y) * out.planes[2].stride);
+    for (int x = 0; x < uv.width; ++x) {
+      u[x] = static_cast<std::uint16_t>(pairs[2 * x] >> shift);
+      v[x] = static_cast<std::uint16_t>(pairs[2 * x + 1] >> shift);
+    }
+  }
+  out.matrix = in.matrix;
+  out.range = in.range;
+}
+
 // Lets an AVBufferRef over a caller's frame hand the buffer back when its last reference goes.
 void release_caller_buffer(void* opaque, std::uint8_t*) {
   auto* release = static_cast<std::function<void()>*>(opaque);
@@ -533,12 +627,26 @@ void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int
                               std::function<void()> release) {
   Impl& impl = *impl_;
   if (impl.finished) throw_io(impl.name, "write_frame() after finish()");
-  if (frame.width != impl.width || frame.height != impl.height || frame.format != impl.layout) {
-    throw_io(impl.name, "frame is " + std::to_string(frame.width) + "x" + std::to_string(frame.height) +
-                            " " + std::string(to_string(frame.format)) + ", the output was set up for " +
+  if (frame.width != impl.width || frame.height != impl.height || frame.format != impl.frame_format ||
+      frame.depth != impl.depth) {
+    throw_io(impl.name, "frame is " + std::to_string(frame.width) + "x" + std::to_string(frame.height) + " " +
+                            format_name(frame.format, frame.depth) + ", the output was set up for " +
                             std::to_string(impl.width) + "x" + std::to_string(impl.height) + " " +
-                            std::string(to_string(impl.layout)));
+                            format_name(impl.frame_format, impl.depth));
   }
+  if (!impl.unpacked.empty()) {
+    unpack_nv12(frame, impl.unpacked.view());
+    if (release) release();
+    impl.encode_picture(impl.unpacked.view(), pts, duration, nullptr);
+  } else {
+    impl.encode_picture(frame, pts, duration, std::move(release));
+  }
+}
+
+// The frame's pixels to the encoder: referenced where it takes them as they are, else converted.
+void MediaWriter::Impl::encode_picture(const ImageView& frame, std::int64_t pts, std::int64_t duration,
+                                       std::function<void()> release) {
+  Impl& impl = *this;
   AVFrame* picture = nullptr;
   if (impl.needs_conversion) {
     impl.convert_into(frame);

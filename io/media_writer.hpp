@@ -30,11 +30,13 @@ struct OutputOptions {
 
 class MediaWriter {
  public:
-  // Sets up the output from the reader's streams; `width`/`height`/`format` of the frames that
-  // write_frame() will receive (the processed frames; e.g. twice the width for side-by-side).
-  // Throws IoError (existing output without overwrite, output equal to input, unknown encoder...).
+  // Sets up the output from the reader's streams; `width`/`height`/`format`/`depth` of the frames
+  // that write_frame() will receive (the processed frames; e.g. twice the width for
+  // side-by-side). The video is encoded at `depth` bits: an encoder that cannot hold them is
+  // refused with one line naming encoders that can. Throws IoError (existing output without
+  // overwrite, output equal to input, unknown encoder...).
   MediaWriter(const OutputOptions& options, const MediaReader& source, int width, int height,
-              PixelFormat format);
+              PixelFormat format, int depth = 8);
   // Stream copy of encoded video (a job's join): the video stream takes the parameters of
   // `encoded`'s video stream and write_video_packet() its packets; everything else as above
   // (metadata and the other streams from `source`, the temporary name).
