@@ -168,14 +168,17 @@ void write_json(const std::string& path, const Json& doc) {
 
 // A deterministic hazy-looking test frame: smooth gradients and texture under a haze veil that
 // thickens towards the top (so DCP has haze to remove and HE/AHE real histograms to work on).
-Image generate_frame(PixelFormat format, int width, int height, int seed) {
-  Image image(format, width, height);
+// At `depth` > 8 the same picture is drawn with M / 255 times finer codes (its gradients use the
+// extra bits, as a camera's would), in two-byte samples.
+Image generate_frame(PixelFormat format, int width, int height, int seed, int depth = 8) {
+  Image image(format, width, height, 64, depth);
   ImageView& v = image.view();
+  const double scale = max_code(depth) / 255.0;
   std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
   std::uniform_int_distribution<int> noise(-12, 12);
   for (int p = 0; p < v.plane_count; ++p) {
     PlaneView& plane = v.planes[p];
-    const int samples = plane.width * bytes_per_sample(format, p);
+    const int samples = plane.width * bytes_per_sample(format, p, depth) / sample_bytes(depth);
     for (int y = 0; y < plane.height; ++y) {
       std::uint8_t* row = plane.data + static_cast<std::size_t>(y) * plane.stride;
       const double haze = 1.0 - double(y) / std::max(1, plane.height - 1);  // 1 at the top
@@ -188,7 +191,12 @@ Image generate_frame(PixelFormat format, int width, int height, int seed) {
         } else {
           value = 128 + 20 * std::sin(x * 0.05 + p + seed) * (1 - haze);
         }
-        row[x] = static_cast<std::uint8_t>(std::clamp(value, 0.0, 255.0));
+        if (depth == 8) {
+          row[x] = static_cast<std::uint8_t>(std::clamp(value, 0.0, 255.0));
+        } else {
+          const double code = std::clamp(value * scale, 0.0, double(max_code(depth)));
+          reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(std::lround(code));
+        }
       }
     }
   }
@@ -209,6 +217,7 @@ struct BenchResult {
   std::string label;
   std::string backend;
   int width = 0, height = 0, frames = 0;
+  int depth = 8;  // bits per sample of the frames
   double median_ms = 0, mean_ms = 0, min_ms = 0;
   std::vector<StageTime> stages;  // mean per stage
   Contract contract;
@@ -256,8 +265,8 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   const ImageView& shape = frames[0].view();
   const BufferAllocator allocator =
       c.config.backend == Backend::cuda ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
-  FramePool inputs(frames.size(), shape.format, shape.width, shape.height, allocator);
-  FramePool outputs(1, shape.format, shape.width, shape.height, allocator);
+  FramePool inputs(frames.size(), shape.format, shape.width, shape.height, allocator, shape.depth);
+  FramePool outputs(1, shape.format, shape.width, shape.height, allocator, shape.depth);
   std::vector<PooledFrame*> in;
   for (const Image& f : frames) {
     in.push_back(inputs.acquire());
@@ -282,6 +291,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   r.backend = processor->description();
   r.width = c.width;
   r.height = c.height;
+  r.depth = shape.depth;
   r.frames = measured;
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
@@ -333,13 +343,13 @@ std::string describe(const ProcessingConfig& c) {
 }
 
 void print_table(const std::vector<BenchResult>& results) {
-  fmt::print("{:<26} {:<28} {:>11} {:>10} {:>10} {:>10}  {}\n", "case", "backend", "size", "ms/frame",
-             "fps", "ms/Mpix", "paper");
+  fmt::print("{:<26} {:<28} {:>11} {:>5} {:>10} {:>10} {:>10}  {}\n", "case", "backend", "size", "bits",
+             "ms/frame", "fps", "ms/Mpix", "paper");
   for (const BenchResult& r : results) {
     std::string paper;
     if (r.paper_value > 0) paper = fmt::format("{} {} ({})", r.paper_value, r.paper_unit, r.paper_source);
-    fmt::print("{:<26} {:<28} {:>11} {:>10.3f} {:>10.1f} {:>10.3f}  {}\n", r.label, r.backend,
-               fmt::format("{}x{}", r.width, r.height), r.median_ms, r.fps(), r.ms_per_mpixel(), paper);
+    fmt::print("{:<26} {:<28} {:>11} {:>5} {:>10.3f} {:>10.1f} {:>10.3f}  {}\n", r.label, r.backend,
+               fmt::format("{}x{}", r.width, r.height), r.depth, r.median_ms, r.fps(), r.ms_per_mpixel(), paper);
     print_contract(r.contract, "stages ms/frame");
   }
 }
@@ -358,6 +368,7 @@ Json to_json(const std::vector<BenchResult>& results) {
                     {"backend", r.backend},
                     {"width", r.width},
                     {"height", r.height},
+                    {"depth", r.depth},
                     {"frames", r.frames},
                     {"ms_per_frame_median", r.median_ms},
                     {"ms_per_frame_mean", r.mean_ms},
@@ -484,6 +495,7 @@ std::vector<BenchCase> seed_table_cases(const ProcessingConfig& base) {
 struct PipelineResult {
   std::string backend;
   int width = 0, height = 0, frames = 0, lanes = 0;
+  int depth = 8;
   double serial_fps = 0, overlapped_fps = 0;
   double stage_sum_ms = 0;        // mean per frame of the stage times (serial run)
   double overlap_efficiency = 0;  // stage_sum / overlapped wall time per frame
@@ -502,8 +514,8 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
   const ImageView& first = source[0].view();
   const int lanes = std::max(1, processor->lanes());
   const std::size_t count = source.size();
-  FramePool inputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap());
-  FramePool outputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap());
+  FramePool inputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap(), first.depth);
+  FramePool outputs(count, first.format, first.width, first.height, BufferAllocator::pinned_or_heap(), first.depth);
   std::vector<PooledFrame*> in(count), out(count);
   for (std::size_t i = 0; i < count; ++i) {
     in[i] = inputs.acquire();
@@ -514,6 +526,7 @@ PipelineResult run_raw_pipeline(const ProcessingConfig& config, const std::vecto
   r.backend = processor->description();
   r.width = first.width;
   r.height = first.height;
+  r.depth = first.depth;
   r.frames = measured;
   r.lanes = processor->lanes();
   r.pinned_bytes = inputs.bytes() + outputs.bytes();
@@ -604,6 +617,7 @@ Json pipeline_json(const std::vector<PipelineResult>& results, const std::string
     // fps: the overlapped run's, the pipeline's throughput.
     Json row = {{"case", label},           {"backend", r.backend},
                 {"width", r.width},         {"height", r.height},
+                {"depth", r.depth},
                 {"frames", r.frames},       {"fps", r.overlapped_fps},
                 {"lanes", r.lanes},         {"serial_fps", r.serial_fps},
                 {"overlapped_fps", r.overlapped_fps}, {"stage_sum_ms", r.stage_sum_ms},
@@ -655,7 +669,7 @@ class Borrowed final : public FrameProcessor {
 int bench_end_to_end(const std::string& input, const std::string& mode, const std::string& backend,
                      const std::string& encoder, const std::string& preset, const std::string& hwdec,
                      const std::vector<std::string>& sets, const std::string& config_file,
-                     const std::string& json_path) {
+                     const std::string& json_path, int depth) {
   RunOptions o;
   if (!config_file.empty()) apply_config_file(o, config_file);
   set_config_value(o, "mode", mode);
@@ -664,6 +678,7 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   set_config_value(o, "output.preset", preset);
   set_config_value(o, "output.format", "null");
   if (!hwdec.empty()) set_config_value(o, "input.hwdec", hwdec);
+  if (depth > 0) set_config_value(o, "output.depth", std::to_string(depth));
   for (const std::string& s : sets) apply_set_argument(o, s);
   o.input = input;
   o.output = "/dev/null";
@@ -673,13 +688,14 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   // is read exactly when the backend is CUDA.
   if (o.processing.backend == Backend::automatic)
     o.processing.backend = cuda_available() ? Backend::cuda : Backend::cpu;
-  int width = 0, height = 0;
+  int width = 0, height = 0, frame_depth = 8;
   {
     io::InputOptions probe = o.input_options;
     probe.hwdec.clear();
     io::MediaReader reader(probe);
     width = reader.video().width;
     height = reader.video().height;
+    frame_depth = reader.video().depth;
   }
   HostPeak host_peak;
   host_peak.restart();
@@ -713,6 +729,7 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
                 {"backend", r.processor},
                 {"width", width},
                 {"height", height},
+                {"depth", frame_depth},
                 {"frames", r.frames_out},
                 {"seconds", r.seconds},
                 {"fps", fps},
@@ -735,13 +752,17 @@ int bench_main(int argc, char** argv) {
                "hazefree bench"};
   std::string input, size = "1920x1080", mode_text = "dcp", backend = "all", json_path, config_file;
   std::string color_text = "luma", plot_path;
-  int frames = 20, warmup = 3, threads = 0, window = 63;
+  int frames = 20, warmup = 3, threads = 0, window = 63, depth = 0;
   float clip = 0.f;
   bool seed_tables = false, ahe_windows = false, raw_pipeline = false, end_to_end = false;
   std::string encoder = "libx264", preset = "veryfast", hwdec;
   std::vector<std::string> sets;
   app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)");
   app.add_option("--size", size, "generated frames of this size, WxH (default 1920x1080)");
+  app.add_option("--depth", depth,
+                 "bits per sample of the frames: 8 | 10 | 12 | 16 (default: 8 for generated frames, the "
+                 "input's own with --input, converted to this depth otherwise)")
+      ->check(CLI::IsMember({8, 10, 12, 16}));
   app.add_option("--frames", frames, "measured frames per case (default 20)")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")->check(CLI::Range(0, 1000));
   app.add_option("-m,--mode", mode_text, "dcp | he | ahe (default dcp)");
@@ -777,7 +798,7 @@ int bench_main(int argc, char** argv) {
   try {
     if (end_to_end) {
       if (input.empty()) throw UsageError("--end-to-end needs --input FILE");
-      return bench_end_to_end(input, mode_text, backend, encoder, preset, hwdec, sets, config_file, json_path);
+      return bench_end_to_end(input, mode_text, backend, encoder, preset, hwdec, sets, config_file, json_path, depth);
     }
     RunOptions options;
     if (!config_file.empty()) apply_config_file(options, config_file);
@@ -794,10 +815,12 @@ int bench_main(int argc, char** argv) {
     std::vector<Image> source;
     int width = 0, height = 0;
     PixelFormat format = PixelFormat::yuv420p;
+    const int frame_depth = depth > 0 ? depth : 8;  // of generated frames
     std::optional<double> decode_ms;  // demux + decode + copy into memory, per frame (--input)
     if (!input.empty()) {
       io::InputOptions in;
       in.url = input;
+      in.depth = depth;
       io::MediaReader reader(in);
       const auto t0 = Clock::now();
       while (static_cast<int>(source.size()) < std::max(1, std::min(frames + warmup, 64))) {
@@ -805,7 +828,7 @@ int bench_main(int argc, char** argv) {
         if (item == io::MediaReader::Item::end) break;
         if (item != io::MediaReader::Item::video_frame) continue;
         const ImageView& v = reader.frame().view;
-        Image copy(v.format, v.width, v.height);
+        Image copy(v.format, v.width, v.height, 64, v.depth);
         copy_image(v, copy.view());
         source.push_back(std::move(copy));
       }
@@ -845,7 +868,7 @@ int bench_main(int argc, char** argv) {
 
     if (raw_pipeline) {
       if (source.empty())
-        for (int s = 0; s < 4; ++s) source.push_back(generate_frame(format, width, height, s));
+        for (int s = 0; s < 4; ++s) source.push_back(generate_frame(format, width, height, s, frame_depth));
       std::vector<PipelineResult> rows;
       for (const ProcessingConfig& variant : backend_variants(base, backend, threads)) {
         if (variant.backend == Backend::cpu && variant.threads == 1) continue;  // lanes need a GPU
@@ -869,7 +892,7 @@ int bench_main(int argc, char** argv) {
       if (source.empty()) {
         auto& g = generated[{c.width, c.height}];
         if (g.empty())
-          for (int s = 0; s < 4; ++s) g.push_back(generate_frame(format, c.width, c.height, s));
+          for (int s = 0; s < 4; ++s) g.push_back(generate_frame(format, c.width, c.height, s, frame_depth));
         frames_in = &g;
       }
       for (const ProcessingConfig& variant : backend_variants(c.config, backend, threads)) {

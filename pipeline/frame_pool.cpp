@@ -21,11 +21,11 @@ BufferAllocator BufferAllocator::pinned_or_heap() {
 }
 
 FramePool::FramePool(std::size_t count, PixelFormat format, int width, int height,
-                     BufferAllocator allocator)
+                     BufferAllocator allocator, int depth)
     : allocator_(std::move(allocator)) {
   if (count == 0) throw std::invalid_argument("frame pool needs at least one buffer");
   constexpr int kRowAlign = 64;
-  buffer_bytes_ = frame_bytes(format, width, height, kRowAlign);
+  buffer_bytes_ = frame_bytes(format, width, height, kRowAlign, depth);
   buffers_.reserve(count);
   frames_.resize(count);
   free_.reserve(count);
@@ -34,7 +34,7 @@ FramePool::FramePool(std::size_t count, PixelFormat format, int width, int heigh
       void* memory = allocator_.allocate(buffer_bytes_);
       if (!memory) throw std::bad_alloc();
       buffers_.push_back(memory);
-      frames_[i].view = make_view(format, width, height, static_cast<std::uint8_t*>(memory), kRowAlign);
+      frames_[i].view = make_view(format, width, height, static_cast<std::uint8_t*>(memory), kRowAlign, depth);
       frames_[i].slot = i;
       free_.push_back(&frames_[i]);
     }

@@ -36,9 +36,10 @@ struct BufferAllocator {
 
 class FramePool {
  public:
-  // `count` buffers of `format` at width x height, rows aligned to 64 bytes.
+  // `count` buffers of `format` at width x height and `depth` bits per sample (two bytes a
+  // sample above 8), rows aligned to 64 bytes.
   FramePool(std::size_t count, PixelFormat format, int width, int height,
-            BufferAllocator allocator = BufferAllocator::heap());
+            BufferAllocator allocator = BufferAllocator::heap(), int depth = 8);
   ~FramePool();
   FramePool(const FramePool&) = delete;
   FramePool& operator=(const FramePool&) = delete;

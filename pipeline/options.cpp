@@ -242,6 +242,26 @@ std::vector<ConfigKey> make_keys() {
                          [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(string_key("output.encoder", "video encoder; empty = libx264 for video files, the container's own for y4m/images", "an FFmpeg encoder name",
                          [](auto& o) -> auto& { return o.output_options.encoder; }));
+  {
+    ConfigKey depth;
+    depth.name = "output.depth";
+    depth.help = "bits per sample of the output (auto: the input's own); frames are converted to it before "
+                 "processing, so 8-bit input written at 10 bits is processed at 10 bits";
+    depth.range = "auto, 8, 10, 12, 16";
+    depth.kind = ConfigKind::choice;
+    depth.set = [range = depth.range](RunOptions& o, const std::string& v) {
+      if (v == "auto") {
+        o.output_depth = 0;
+        return;
+      }
+      if (v != "8" && v != "10" && v != "12" && v != "16") bad_value("output.depth", v, range);
+      o.output_depth = std::stoi(v);
+    };
+    depth.get = [](const RunOptions& o) {
+      return o.output_depth == 0 ? quote("auto") : std::to_string(o.output_depth);
+    };
+    k.push_back(depth);
+  }
   k.push_back(number_key<int>("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)", "[0, 51]",
                               [](auto& o) -> auto& { return o.output_options.crf; }, 0, 51));
   k.push_back(string_key("output.preset", "libx264/libx265 preset", "ultrafast ... veryslow",
@@ -371,6 +391,7 @@ void finalize_options(RunOptions& options) {
   // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.
   options.input_options.hw_frames_in_flight = options.queue_depth + 8;
   options.output_options.url = options.output;
+  options.input_options.depth = options.output_depth;
   if (options.live) {
     options.queue_depth = std::min(options.queue_depth, 2);
     options.input_options.low_delay = true;
@@ -388,7 +409,8 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
   app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
 
-  std::string input, output, mode, color, backend, config_file, format, input_format, encoder, preset, hwdec;
+  std::string input, output, mode, color, backend, config_file, format, input_format, encoder, preset, hwdec,
+      output_depth;
   int window = 0, crf = -1, threads = -1;
   float clip = -1.f;
   bool print_config = false, overwrite = false, quiet = false, verbose = false, live = false,
@@ -429,6 +451,9 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   app.add_option("--input-format", input_format, "force the input format (e.g. v4l2, rawvideo with --set input.size=WxH)");
   app.add_option("--encoder", encoder, "video encoder (default libx264)");
   app.add_option("--hwdec", hwdec, "decode on the GPU (cuda: NVDEC), pictures stay in GPU memory (CUDA backend)");
+  app.add_option("--output-depth", output_depth,
+                 "bits per sample of the output: 8 | 10 | 12 | 16 (default: the input's own); the frames are "
+                 "converted before processing");
   app.add_option("--crf", crf, "libx264/libx265 constant rate factor (default 20)");
   app.add_option("--preset", preset, "libx264/libx265 preset (default veryfast)");
   app.add_option("--threads", threads, "CPU threads for the CPU backend (0 = all cores, 1 = sequential)");
@@ -462,6 +487,13 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   if (!input_format.empty()) set_config_value(options, "input.format", input_format);
   if (!encoder.empty()) set_config_value(options, "output.encoder", encoder);
   if (!hwdec.empty()) set_config_value(options, "input.hwdec", hwdec);
+  if (!output_depth.empty()) {
+    try {
+      set_config_value(options, "output.depth", output_depth);
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("--output-depth {}: invalid value (accepted: 8, 10, 12, 16, auto)", output_depth));
+    }
+  }
   if (app.count("--crf")) set_config_value(options, "output.crf", std::to_string(crf));
   if (!preset.empty()) set_config_value(options, "output.preset", preset);
   if (app.count("--threads")) set_config_value(options, "threads", std::to_string(threads));

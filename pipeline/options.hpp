@@ -42,6 +42,9 @@ struct RunOptions {
   io::InputOptions input_options;
   io::OutputOptions output_options;
   bool side_by_side = false;
+  // output.depth (SPEC 7): bits per sample of the output, 0 = the input's own (auto), else 8, 10,
+  // 12 or 16; frames are converted to it as they are read, so they are processed at it too.
+  int output_depth = 0;
   bool live = false;
   int queue_depth = 8;       // frames waiting between two stages (live: 1-2)
   bool quiet = false;

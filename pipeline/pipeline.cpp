@@ -148,15 +148,17 @@ class Pipeline {
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
     const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
     const BufferAllocator allocator = lanes_ > 0 ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
-    in_pool_.emplace(pool_size, format, video.width, video.height, allocator);
-    out_pool_.emplace(pool_size, format, out_width_, video.height, allocator);
-    if (options.side_by_side) result_ = Image(format, video.width, video.height);
-    writer_.emplace(options.output_options, reader_, out_width_, video.height, format);
+    // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it.
+    in_pool_.emplace(pool_size, format, video.width, video.height, allocator, video.depth);
+    out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
+    if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
+    writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
     progress_.emplace(options.quiet, video.frame_count);
     expected_frames_ = video.frame_count;
     if (options.verbose) {
-      fmt::print(stderr, "hazefree: {} {}x{} {} ({}) -> {} on {}, {} lanes, set-up {:.0f} ms\n", options.input,
-                 video.width, video.height, video.codec_name, video.source_pixel_format, options.output,
+      fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms\n",
+                 options.input, video.width, video.height, video.codec_name, video.source_pixel_format,
+                 format_name(format, video.depth), options.output,
                  processor_->description(), lanes_,
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_).count());
     }
@@ -169,7 +171,7 @@ class Pipeline {
   void try_gpu_or_fall_back() {
     const ImageView& first = reader_.frame().view;
     try {
-      Image scratch(first.format, first.width, first.height);
+      Image scratch(first.format, first.width, first.height, 64, first.depth);
       processor_->process(first, scratch.view());
       processor_->reset();
     } catch (const std::exception& e) {
