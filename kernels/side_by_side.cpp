@@ -18,7 +18,7 @@ void place(const ImageView& src, ImageView& dst, int x0, int half) {
   for (int p = 0; p < src.plane_count; ++p) {
     const PlaneView& s = src.planes[p];
     const PlaneView& d = dst.planes[p];
-    const int bps = bytes_per_sample(src.format, p);
+    const int bps = bytes_per_sample(src.format, p, src.depth);
     const int shift = p == 0 ? 0 : chroma_shift_x(src.format);
     const int dst_x = x0 >> shift;
     const int dst_w = half >> shift;
@@ -37,7 +37,8 @@ void place(const ImageView& src, ImageView& dst, int x0, int half) {
 void compose_side_by_side(const ImageView& left, const ImageView& right, ImageView& dst) {
   const int half = side_by_side_half_width(left.format, left.width);
   if (left.format != right.format || left.width != right.width || left.height != right.height ||
-      dst.format != left.format || dst.width != 2 * half || dst.height != left.height)
+      dst.format != left.format || dst.width != 2 * half || dst.height != left.height ||
+      left.depth != right.depth || dst.depth != left.depth)
     throw std::invalid_argument("compose_side_by_side: mismatched frames");
   place(left, dst, 0, half);
   place(right, dst, half, half);
