@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -64,6 +65,31 @@ std::vector<int> parse_gpus(const std::string& text, int available) {
     gpus.push_back(static_cast<int>(g));
   }
   return gpus;
+}
+
+// The GPUs the workers will see, counted without starting CUDA in this process: starting the
+// driver takes about a second on a host of four GPUs (measured, docs/SCALING.md), and every
+// worker pays its own start anyway. The driver lists its GPUs in /proc/driver/nvidia/gpus;
+// CUDA_VISIBLE_DEVICES narrows them. Where that folder is missing, CUDA is asked.
+int visible_gpu_count() {
+#if defined(HAZEFREE_HAVE_CUDA)
+  std::error_code error;
+  int listed = 0;
+  for (fs::directory_iterator it("/proc/driver/nvidia/gpus", error), end; !error && it != end; it.increment(error))
+    ++listed;
+  if (error || listed == 0) return cuda_device_count();
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    // CUDA stops at the first entry it cannot use; count the entries up to there.
+    int entries = 0;
+    std::stringstream ss(visible);
+    std::string part;
+    while (std::getline(ss, part, ',') && !part.empty()) ++entries;
+    return std::min(entries, listed);
+  }
+  return listed;
+#else
+  return cuda_device_count();
+#endif
 }
 
 std::string self_executable() {
@@ -141,12 +167,15 @@ int run_local_job(const RunOptions& options) {
 
   // Worker slots.
   std::vector<Slot> slots;
-  const bool use_gpus = options.processing.backend != Backend::cpu && cuda_device_count() > 0;
+  const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
+  const bool use_gpus = gpu_count > 0;
   if (use_gpus) {
     // Per GPU: the render workers, and one more for the analyses, which are light (a decode and
     // the first DCP steps) and run beside the renders so that renders need not wait for them.
-    for (const int gpu : parse_gpus(job.gpus, cuda_device_count())) {
-      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, false, true});
+    // A render worker with no render ready takes an analysis: at the start of a job every render
+    // but the first waits for analyses, and more of them at once end that wait sooner.
+    for (const int gpu : parse_gpus(job.gpus, gpu_count)) {
+      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, true, true});
       if (plan.analysis) slots.push_back(Slot{gpu, 0, true, false});
     }
   } else {
@@ -198,17 +227,27 @@ int run_local_job(const RunOptions& options) {
   const std::size_t total = pending.size();
   auto running = [&] { return std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.pid != 0; }); };
   while ((!pending.empty() && failure.empty() && !stop_requested()) || running() > 0) {
-    // Fill the free slots with ready tasks (analyses first: they unblock renders).
-    for (Slot& slot : slots) {
-      if (slot.pid != 0 || !failure.empty() || stop_requested()) continue;
-      const auto next = std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
-        return (p.first == Stage::analyze ? slot.analyses : slot.renders) && ready(p.first, p.second);
-      });
-      if (next == pending.end()) continue;
-      slot.stage = next->first;
-      slot.task = next->second;
-      slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
-      pending.erase(next);
+    // Fill the free slots with ready tasks: the GPUs' analysis slots first (analyses unblock
+    // renders), then their render slots, each with a ready render or else an analysis. CPU slots
+    // share the cores and take analyses first.
+    for (const bool analysis_slots : {true, false}) {
+      for (Slot& slot : slots) {
+        if (slot.renders == analysis_slots || slot.pid != 0 || !failure.empty() || stop_requested()) continue;
+        auto next = pending.end();
+        const bool renders_first = slot.gpu >= 0;
+        for (const Stage stage : {renders_first ? Stage::render : Stage::analyze,
+                                  renders_first ? Stage::analyze : Stage::render}) {
+          if (stage == Stage::render ? !slot.renders : !slot.analyses) continue;
+          next = std::find_if(pending.begin(), pending.end(),
+                              [&](const auto& p) { return p.first == stage && ready(p.first, p.second); });
+          if (next != pending.end()) break;
+        }
+        if (next == pending.end()) continue;
+        slot.stage = next->first;
+        slot.task = next->second;
+        slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
+        pending.erase(next);
+      }
     }
     if (running() == 0) {
       if (!pending.empty() && failure.empty() && !stop_requested())
