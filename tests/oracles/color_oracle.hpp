@@ -13,4 +13,11 @@ std::array<double, 3> rgb_to_ycbcr(double r, double g, double b, Matrix m, bool 
 // Y, Cb, Cr codes -> R, G, B (unclamped, [0,1] scale).
 std::array<double, 3> ycbcr_to_rgb(double y, double cb, double cr, Matrix m, bool limited);
 
+// The same at depth d (SPEC 7), s = d - 8, M = 2^d - 1: limited range Y = (16 << s) +
+// (219 << s) Y', C = (128 << s) + (224 << s) C'; full range Y = M Y', C = 2^(d - 1) + M C'.
+std::array<double, 3> rgb_to_ycbcr_at(double r, double g, double b, Matrix m, bool limited,
+                                      int depth);
+std::array<double, 3> ycbcr_to_rgb_at(double y, double cb, double cr, Matrix m, bool limited,
+                                      int depth);
+
 }  // namespace hazefree::oracle

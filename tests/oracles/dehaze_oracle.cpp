@@ -206,4 +206,104 @@ std::array<Grid<double>, 3> recover_with(const std::array<Grid<float>, 3>& rgb,
   return out;
 }
 
+// ---- the whole chain in double ----------------------------------------------------------------
+
+namespace {
+
+Grid<double> patch_min_double(const Grid<double>& src, int r) {
+  Grid<double> out(src.w, src.h);
+  for (int y = 0; y < src.h; ++y)
+    for (int x = 0; x < src.w; ++x) {
+      double m = src.at(x, y);
+      for (int yy = std::max(0, y - r); yy <= std::min(src.h - 1, y + r); ++yy)
+        for (int xx = std::max(0, x - r); xx <= std::min(src.w - 1, x + r); ++xx)
+          m = std::min(m, src.at(xx, yy));
+      out.at(x, y) = m;
+    }
+  return out;
+}
+
+// Steps 5 to 9 with A given, in double from double RGB.
+std::array<Grid<double>, 3> recover_double(const std::array<Grid<double>, 3>& rgb,
+                                           const std::array<double, 3>& a, const Params& p) {
+  const int w = rgb[0].w, h = rgb[0].h;
+  Grid<double> normalised(w, h), guide(w, h);
+  for (std::size_t i = 0; i < guide.v.size(); ++i) {
+    normalised.v[i] = std::min({rgb[0].v[i] / a[0], rgb[1].v[i] / a[1], rgb[2].v[i] / a[2]});
+    guide.v[i] = 0.299 * rgb[0].v[i] + 0.587 * rgb[1].v[i] + 0.114 * rgb[2].v[i];
+  }
+  Grid<double> raw = patch_min_double(normalised, p.patch_radius);
+  for (double& v : raw.v) v = 1.0 - p.omega * v;
+  const Grid<double> t = p.gf_subsample > 1
+                             ? fast_guided_filter(guide, raw, p.gf_radius, p.gf_eps, p.gf_subsample)
+                             : guided_filter(guide, raw, p.gf_radius, p.gf_eps);
+  const double mean_a = (a[0] + a[1] + a[2]) / 3.0;
+  std::array<Grid<double>, 3> out{Grid<double>(w, h), Grid<double>(w, h), Grid<double>(w, h)};
+  for (std::size_t i = 0; i < guide.v.size(); ++i) {
+    double ti = t.v[i];
+    const double d = std::fabs((rgb[0].v[i] + rgb[1].v[i] + rgb[2].v[i]) / 3.0 - mean_a);
+    if (p.k_tolerance > 0 && d <= p.k_tolerance)
+      ti = std::min(1.0, ti * p.k_tolerance / std::max(d, 1e-6));
+    for (int c = 0; c < 3; ++c) {
+      double j = (rgb[c].v[i] - a[c]) / std::max(ti, p.t0) + a[c];
+      j = std::clamp(j, 0.0, 1.0);
+      out[c].v[i] = j + (1.0 - j) * j * p.brightness;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::array<double, 3> atmosphere_double(const std::array<Grid<double>, 3>& rgb, int patch_radius,
+                                        double top_fraction) {
+  const int w = rgb[0].w, h = rgb[0].h;
+  Grid<double> minimum(w, h), grey(w, h);
+  for (std::size_t i = 0; i < grey.v.size(); ++i) {
+    minimum.v[i] = std::min({rgb[0].v[i], rgb[1].v[i], rgb[2].v[i]});
+    grey.v[i] = 0.299 * rgb[0].v[i] + 0.587 * rgb[1].v[i] + 0.114 * rgb[2].v[i];
+  }
+  const Grid<double> dark = patch_min_double(minimum, patch_radius);
+  struct Candidate {
+    double d, g;
+    int x, y, block;
+  };
+  const int bw = (w + 31) / 32, bh = (h + 31) / 32;
+  std::vector<Candidate> winners;
+  for (int by = 0; by < bh; ++by)
+    for (int bx = 0; bx < bw; ++bx) {
+      std::vector<Candidate> all;
+      for (int y = by * 32; y < std::min(h, by * 32 + 32); ++y)
+        for (int x = bx * 32; x < std::min(w, bx * 32 + 32); ++x)
+          all.push_back({dark.at(x, y), grey.at(x, y), x, y, by * bw + bx});
+      std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.d != b.d) return a.d > b.d;
+        return a.g > b.g;  // stable: raster order among full ties
+      });
+      winners.push_back(all.front());
+    }
+  std::sort(winners.begin(), winners.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.d != b.d) return a.d > b.d;
+    if (a.g != b.g) return a.g > b.g;
+    return a.block < b.block;
+  });
+  const int blocks = static_cast<int>(winners.size());
+  const int top = std::min(blocks, std::max(1, static_cast<int>(std::ceil(top_fraction * blocks))));
+  std::array<double, 3> a{};
+  for (int c = 0; c < 3; ++c) {
+    double s = 0.0;
+    for (int k = 0; k < top; ++k) s += rgb[c].at(winners[k].x, winners[k].y);
+    a[c] = std::max(s / top, 1.0 / 255.0);
+  }
+  return a;
+}
+
+ChainResult dehaze_double(const std::array<Grid<double>, 3>& rgb, const Params& p,
+                          double top_fraction) {
+  ChainResult out;
+  out.a = atmosphere_double(rgb, p.patch_radius, top_fraction);
+  out.j = recover_double(rgb, out.a, p);
+  return out;
+}
+
 }  // namespace hazefree::oracle

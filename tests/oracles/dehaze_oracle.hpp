@@ -59,6 +59,21 @@ struct Params {
 std::array<Grid<double>, 3> recover_with(const std::array<Grid<float>, 3>& rgb,
                                          const std::array<double, 3>& a, const Params& p);
 
+// ---- the whole chain in double, at any depth (SPEC 7) ----------------------------------------
+// The input is RGB in [0,1] in double (for a picture of depth d: its codes / (2^d - 1), exact),
+// so the reference does not depend on the product's float rounding anywhere: grey, dark channel,
+// the atmospheric light (step 3 ranked by sorting, clamped to >= 1/255), the raw transmission,
+// the guided filter, recovery and brightness, all in double. Steps 5 to 9 are recover_with's.
+struct ChainResult {
+  std::array<Grid<double>, 3> j;  // J' per channel in [0,1], before quantisation
+  std::array<double, 3> a{};      // A^ of step 3 (the first frame's A)
+};
+ChainResult dehaze_double(const std::array<Grid<double>, 3>& rgb, const Params& p,
+                          double top_fraction);
+// Step 3 alone in double: A^ of `rgb` with dark channel radius `patch_radius`.
+std::array<double, 3> atmosphere_double(const std::array<Grid<double>, 3>& rgb, int patch_radius,
+                                        double top_fraction);
+
 // Grey guide of step 1 as the spec writes it (float).
 Grid<float> grey_of(const std::array<Grid<float>, 3>& rgb);
 // min_c I_c.
