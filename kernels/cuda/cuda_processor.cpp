@@ -311,8 +311,10 @@ TemporalState CudaProcessor::temporal_state() const {
   } else if (config_.mode == Mode::he) {
     auto h = std::make_unique<HeHistory>();
     HAZEFREE_CUDA_CHECK(cudaMemcpy(h.get(), state_->history.get(), sizeof(HeHistory), cudaMemcpyDeviceToHost));
-    for (int c = 0; c < 3; ++c)
+    for (int c = 0; c < 3; ++c) {
       if (h->has_channel[c]) state.channel_history[c].assign(h->channel[c], h->channel[c] + 256);
+      else if (h->has_wide[c]) state.channel_history[c].assign(h->wide[c], h->wide[c] + h->wide_bins[c]);
+    }
     if (h->has_bits) state.bits_history.assign(h->bits, h->bits + 4096);
   }
   return state;
@@ -331,9 +333,19 @@ void CudaProcessor::set_temporal_state(const TemporalState& state) {
     for (int c = 0; c < 3; ++c) {
       const std::vector<float>& v = state.channel_history[c];
       if (v.empty()) continue;
-      if (v.size() != 256) throw std::invalid_argument("cuda: a channel history of " + std::to_string(v.size()) + " bins (256 expected)");
-      std::copy(v.begin(), v.end(), h->channel[c]);
-      h->has_channel[c] = 1;
+      // 256 bins at 8 bits, 2^d at depth d = 9..16 (SPEC 7).
+      const std::size_t bins = v.size();
+      if (bins < 256 || bins > 65536 || (bins & (bins - 1)) != 0)
+        throw std::invalid_argument("cuda: a channel history of " + std::to_string(bins) +
+                                    " bins (2^d expected for a depth d of 8 to 16: 256, 1024, ...)");
+      if (bins == 256) {
+        std::copy(v.begin(), v.end(), h->channel[c]);
+        h->has_channel[c] = 1;
+      } else {
+        std::copy(v.begin(), v.end(), h->wide[c]);
+        h->has_wide[c] = 1;
+        h->wide_bins[c] = static_cast<int>(bins);
+      }
     }
     if (!state.bits_history.empty()) {
       if (state.bits_history.size() != 4096)

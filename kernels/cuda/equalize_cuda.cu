@@ -813,6 +813,10 @@ void CudaEqualizer::enqueue(const ImageView& d_in, const ImageView& d_out, HeHis
   if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
     throw std::invalid_argument("equalize: output frame differs from the input in format or size");
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("equalize: empty frame");
+  if (d_in.depth > 8 || d_out.depth > 8) {  // SPEC 7 (equalize_depth_cuda.cu)
+    enqueue_wide(d_in, d_out, d_history, order, stream);
+    return;
+  }
   const int w = d_in.width, h = d_in.height;
   const PixelFormat f = d_in.format;
   const ColorMode color = config_.color;

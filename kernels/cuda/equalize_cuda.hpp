@@ -23,12 +23,16 @@
 
 namespace hazefree::cuda {
 
-// he_temporal history of one stream, shared by the lanes.
+// he_temporal history of one stream, shared by the lanes: 8-bit channels, the BITS index, and
+// channels of depth 9..16 (wide_bins[c] = 2^depth bins of wide[c]).
 struct HeHistory {
   float channel[3][256];
   float bits[4096];
   int has_channel[3];
   int has_bits;
+  float wide[3][65536];
+  int has_wide[3];
+  int wide_bins[3];
 };
 void reset_he_history(HeHistory* d_history, cudaStream_t stream);
 
@@ -62,6 +66,45 @@ struct HePlaneJob {
 
 struct HeArgs;  // the HE histogram kernels' arguments (equalize_cuda.cu)
 
+// One plane of 9..16-bit samples on the device: uint16 samples, `stride` samples between rows,
+// the value stored << shift (P010/P016).
+struct DevicePlaneU16 {
+  std::uint16_t* data = nullptr;
+  int width = 0, height = 0, stride = 0, shift = 0;
+};
+
+// Global HE at depth 9..16 (SPEC 7, equalize_depth_cuda.cu): 2^depth bins counted in shared-memory
+// slices of 8192 bins (the bin range split over blockIdx.z, so 16 bits takes eight slices),
+// merged with global atomics; one block per channel builds the LUT (a block scan, or the
+// sequential float rule under he_temporal); a map kernel applies it.
+class HeDepthCuda {
+ public:
+  void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int channels, int depth,
+             bool limited, const HeParams& params, HeHistory* d_history, const StateOrder& order,
+             cudaStream_t stream);
+
+ private:
+  DeviceBuffer<std::uint32_t> hist_;  // channels x 2^depth, zero between frames
+  DeviceBuffer<std::uint16_t> lut_;   // channels x 2^depth
+  std::size_t hist_zeroed_ = 0;
+  int sm_count_ = 0;
+};
+
+// AHE/CLAHE at depth 9..16 (SPEC 7, equalize_depth_cuda.cu): B = 2^min(depth, 12) bins in a
+// two-level histogram (buckets of 64 bins), the column histograms of the 8-bit kernel, a warp per
+// 32 output columns whose window lives in shared memory; a bucket's 64 bins move only when the
+// entering or leaving column has pixels in it.
+class AheDepthCuda {
+ public:
+  void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes, int depth,
+             const AheParams& params, bool limited, cudaStream_t stream);
+
+ private:
+  DeviceBuffer<std::uint16_t> fine_;    // per block: columns x B counts, zero between tiles
+  DeviceBuffer<std::uint16_t> coarse_;  // per block: columns x 64 bucket counts, zero between tiles
+  int sm_count_ = 0;
+};
+
 // The HE and AHE chains of one lane (scratch planes, histogram, LUTs).
 class CudaEqualizer {
  public:
@@ -77,6 +120,9 @@ class CudaEqualizer {
           cudaStream_t stream);
   void bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
             const StateOrder& order, cudaStream_t stream);
+  // Frames of depth 9..16: the colour modes of the CPU's ColorRouter::run_wide.
+  void enqueue_wide(const ImageView& d_in, const ImageView& d_out, HeHistory* d_history,
+                    const StateOrder& order, cudaStream_t stream);
   // The histogram kernels' arguments for `channels` planes: the ROI's rectangle, the temporal
   // settings and this lane's histogram, ticket and LUTs.
   HeArgs he_args(const DevicePlaneU8* planes, int channels, int width, int height,
@@ -90,6 +136,9 @@ class CudaEqualizer {
   DeviceBuffer<std::uint8_t> lut8_;      // 3 x 256
   DeviceBuffer<std::uint16_t> lut12_;    // 4096
   AheCuda ahe_;
+  DeviceBuffer<std::uint16_t> wide_scratch_;  // depth 9..16: 6 planes, 3 in, 3 out
+  HeDepthCuda he_depth_;
+  AheDepthCuda ahe_depth_;
   int sm_count_ = 0;
   int he_blocks_per_sm_ = 1;  // resident blocks of the 8-bit histogram kernel per multiprocessor
 };

@@ -1,0 +1,712 @@
+// Global HE and sliding-window AHE/CLAHE at depth 9..16 on the GPU (SPEC 7), bit-exact with the
+// CPU backend (kernels/cpu/equalize_he.cpp, kernels/cpu/equalize_ahe_depth.cpp): every rule comes
+// from kernels/equalize_rules.hpp and kernels/color_fixed_rules.hpp. The colour routing of these
+// frames is CudaEqualizer::enqueue_wide at the end of this file.
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/color_fixed_rules.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_frame.hpp"
+#include "kernels/cuda/equalize_cuda.hpp"
+#include "kernels/equalize_rules.hpp"
+
+namespace hazefree::cuda {
+namespace rules = equalize_rules;
+
+namespace {
+
+int div_up(int a, int b) { return (a + b - 1) / b; }
+
+int current_sm_count() {
+  int device = 0, count = 0;
+  HAZEFREE_CUDA_CHECK(cudaGetDevice(&device));
+  HAZEFREE_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+__device__ __forceinline__ int final_code(int e, bool limited, int depth) {
+  return limited ? rules::limited_range_code(e, depth) : e;
+}
+
+// ---- global HE at depth ---------------------------------------------------------------------
+
+constexpr int kSliceLog2 = 13;  // bins per shared-memory slice: 8192 (32 KB)
+constexpr int kHistThreads = 256;
+constexpr int kLutThreads = 1024;
+
+struct HeDepthArgs {
+  const std::uint16_t* src[3];
+  int stride, shift, channels;
+  int x0, y0, x1, y1;  // histogram rectangle (half-open)
+  int depth, bins;
+  std::uint32_t* hist;  // channels x bins, zero on entry, cleared by the LUT kernel
+};
+
+// Block (x, c, z) counts channel c's samples falling in slice z of the bins, rows blockIdx.x,
+// blockIdx.x + gridDim.x, ... of the rectangle. Below 8192 bins the slice holds `copies` copies of
+// the histogram (lane l counts into copy l % copies, bin-major), so that a warp of equal samples on
+// a smooth picture spreads its increments over several addresses.
+__global__ void __launch_bounds__(kHistThreads) he_depth_histogram_kernel(HeDepthArgs a) {
+  __shared__ std::uint32_t s_hist[1 << kSliceLog2];
+  const int c = blockIdx.y;
+  const int slice_bins = min(a.bins, 1 << kSliceLog2);
+  const int copies = min(32, (1 << kSliceLog2) / slice_bins);
+  for (int i = threadIdx.x; i < slice_bins * copies; i += blockDim.x) s_hist[i] = 0;
+  __syncthreads();
+  const std::uint16_t* src = c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2]);
+  const unsigned lo = blockIdx.z * slice_bins;
+  const int mask = a.bins - 1;
+  const int copy = (threadIdx.x % 32) % copies;
+  for (int y = a.y0 + blockIdx.x; y < a.y1; y += gridDim.x) {
+    const std::uint16_t* row = src + static_cast<std::ptrdiff_t>(y) * a.stride;
+    for (int x = a.x0 + threadIdx.x; x < a.x1; x += blockDim.x) {
+      const unsigned rel = static_cast<unsigned>((__ldg(row + x) >> a.shift) & mask) - lo;
+      if (rel < static_cast<unsigned>(slice_bins)) atomicAdd(&s_hist[rel * copies + copy], 1u);
+    }
+  }
+  __syncthreads();
+  std::uint32_t* hist = a.hist + static_cast<std::size_t>(c) * a.bins + lo;
+  for (int i = threadIdx.x; i < slice_bins; i += blockDim.x) {
+    std::uint32_t sum = 0;
+    for (int k = 0; k < copies; ++k) sum += s_hist[i * copies + k];
+    if (sum) atomicAdd(hist + i, sum);
+  }
+}
+
+struct HeDepthLutArgs {
+  std::uint32_t* hist;  // channels x bins; cleared here for the next frame
+  std::uint16_t* lut;   // channels x bins: final codes
+  int depth, bins;
+  bool limited, temporal;
+  float alpha;
+  HeHistory* history;
+};
+
+struct MinInt {
+  __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+
+// One block per channel: the he_lut rule over 2^depth bins (thread t owns a run of `per` bins),
+// or under he_temporal the history step in parallel and the sequential float rule in one thread.
+__global__ void __launch_bounds__(kLutThreads) he_depth_lut_kernel(HeDepthLutArgs a) {
+  using Scan = cub::BlockScan<std::uint32_t, kLutThreads>;
+  using ReduceU = cub::BlockReduce<std::uint32_t, kLutThreads>;
+  using ReduceI = cub::BlockReduce<int, kLutThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename ReduceU::TempStorage reduce_u;
+    typename ReduceI::TempStorage reduce_i;
+  } s_temp;
+  __shared__ std::uint32_t s_total, s_first_count;
+  __shared__ int s_first;
+  const int c = blockIdx.x;
+  const int bins = a.bins, max_code = rules::depth_max_code(a.depth);
+  std::uint32_t* hist = a.hist + static_cast<std::size_t>(c) * bins;
+  std::uint16_t* lut = a.lut + static_cast<std::size_t>(c) * bins;
+  const int per = (bins + kLutThreads - 1) / kLutThreads;
+  const int begin = min(bins, static_cast<int>(threadIdx.x) * per), end = min(bins, begin + per);
+
+  if (a.temporal) {
+    float* h = a.history->wide[c];
+    // A history of another depth is not this stream's: start again from this frame.
+    const bool has = a.history->has_wide[c] != 0 && a.history->wide_bins[c] == bins;
+    for (int i = begin; i < end; ++i) {
+      h[i] = rules::he_history_step(has, a.alpha, __ldcg(hist + i), h[i]);
+      hist[i] = 0;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      rules::he_lut_from_float(h, bins, max_code, lut);
+      a.history->has_wide[c] = 1;
+      a.history->wide_bins[c] = bins;
+    }
+    __syncthreads();
+    for (int i = begin; i < end; ++i) lut[i] = static_cast<std::uint16_t>(final_code(lut[i], a.limited, a.depth));
+    return;
+  }
+
+  std::uint32_t local = 0;
+  int first = bins;
+  for (int i = begin; i < end; ++i) {
+    const std::uint32_t v = __ldcg(hist + i);
+    local += v;
+    if (v != 0 && first == bins) first = i;
+  }
+  const std::uint32_t total = ReduceU(s_temp.reduce_u).Sum(local);
+  __syncthreads();
+  const int i0 = ReduceI(s_temp.reduce_i).Reduce(first, MinInt());
+  if (threadIdx.x == 0) {
+    s_total = total;
+    s_first = i0;
+    s_first_count = i0 < bins ? __ldcg(hist + i0) : 0u;
+  }
+  __syncthreads();
+  std::uint32_t before = 0;
+  Scan(s_temp.scan).ExclusiveSum(local, before);
+  const int f = s_first;
+  const bool identity = f == bins || s_first_count == s_total;
+  const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
+  // Below i0 every bin is empty, so the sum of bins i0 < u <= v is cum(v) - hist[i0].
+  std::uint32_t cum = before;
+  for (int i = begin; i < end; ++i) {
+    cum += __ldcg(hist + i);
+    int code;
+    if (identity) code = i;
+    else if (i <= f) code = 0;
+    else code = rules::he_code(cum - s_first_count, scale, max_code);
+    lut[i] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+  }
+  __syncthreads();  // thread 0 read hist[i0] above; every read is done before the clear
+  for (int i = begin; i < end; ++i) hist[i] = 0;
+}
+
+struct MapArgs {
+  const std::uint16_t* src[3];
+  std::uint16_t* dst[3];
+  int src_stride[3], dst_stride[3];
+  int shift, width, height, bins;
+  const std::uint16_t* lut;  // channels x bins
+};
+
+__global__ void he_depth_map_kernel(MapArgs a) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int c = blockIdx.z;
+  if (x >= a.width || y >= a.height) return;
+  const std::uint16_t* src = c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2]);
+  std::uint16_t* dst = c == 0 ? a.dst[0] : (c == 1 ? a.dst[1] : a.dst[2]);
+  const int ss = c == 0 ? a.src_stride[0] : (c == 1 ? a.src_stride[1] : a.src_stride[2]);
+  const int ds = c == 0 ? a.dst_stride[0] : (c == 1 ? a.dst_stride[1] : a.dst_stride[2]);
+  const int v = (src[static_cast<std::ptrdiff_t>(y) * ss + x] >> a.shift) & (a.bins - 1);
+  dst[static_cast<std::ptrdiff_t>(y) * ds + x] =
+      static_cast<std::uint16_t>(__ldg(a.lut + static_cast<std::size_t>(c) * a.bins + v) << a.shift);
+}
+
+// ---- AHE / CLAHE at depth ---------------------------------------------------------------------
+
+constexpr int kAdWarps = 4;
+constexpr int kAdThreads = kAdWarps * 32;
+constexpr int kAdTileWidth = kAdWarps * 32;  // one output column per lane
+constexpr int kBucketLog2 = 6;
+constexpr int kBucket = 1 << kBucketLog2;
+constexpr int kMaxBuckets = 64;  // 4096 bins
+
+struct AheDepthArgs {
+  const std::uint16_t* src[3];
+  std::uint16_t* dst[3];
+  int src_stride, dst_stride;  // samples
+  int src_shift, dst_shift;
+  int width, height, planes;
+  int radius, n, limit;
+  bool limited;
+  int depth, bins, bin_shift, max_code;
+  int tiles_x, tiles_y, tile_rows;
+  std::uint16_t* fine;    // per block: (kAdTileWidth + 2r) x bins, zero on entry and exit
+  std::uint16_t* coarse;  // per block: (kAdTileWidth + 2r) x kMaxBuckets, likewise
+};
+
+__device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
+  return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
+}
+
+// Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
+// the tile, one thread per column (no two threads share a counter).
+__device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, int x0, int ncols,
+                              int y, int sign, std::uint16_t* fine, std::uint16_t* coarse) {
+  const int r = a.radius;
+  for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
+    const int c = rules::reflect101(x0 - r + j, a.width);
+    std::uint16_t* f = fine + static_cast<std::size_t>(j) * a.bins;
+    std::uint16_t* q = coarse + static_cast<std::size_t>(j) * kMaxBuckets;
+    for (int k = -r; k <= r; ++k) {
+      const int b = ahe_bin(a, src[static_cast<std::ptrdiff_t>(rules::reflect101(y + k, a.height)) * a.src_stride + c]);
+      f[b] = static_cast<std::uint16_t>(f[b] + sign);
+      q[b >> kBucketLog2] = static_cast<std::uint16_t>(q[b >> kBucketLog2] + sign);
+    }
+  }
+}
+
+__device__ __forceinline__ std::uint32_t excess_part(std::uint32_t h, std::uint32_t limit) {
+  return h > limit ? h - limit : 0u;
+}
+
+__global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
+  extern __shared__ std::uint32_t s_mem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int r = a.radius, w = a.width, h = a.height, bins = a.bins;
+  const int span = kAdTileWidth + 2 * r;
+  // This warp's window at the start of its row (fine and per bucket), and the working copy.
+  std::uint32_t* start_fine = s_mem + static_cast<std::size_t>(warp) * (2 * bins + kMaxBuckets);
+  std::uint32_t* work = start_fine + bins;
+  std::uint32_t* start_coarse = work + bins;
+  std::uint16_t* fine = a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
+  std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kMaxBuckets;
+  const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
+  const bool clip = a.limit > 0;
+  const int tiles_per_plane = a.tiles_x * a.tiles_y;
+  const int total = tiles_per_plane * a.planes;
+
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int p = tile / tiles_per_plane;
+    const int tx = (tile % tiles_per_plane) % a.tiles_x, ty = (tile % tiles_per_plane) / a.tiles_x;
+    const int x0 = tx * kAdTileWidth, y0 = ty * a.tile_rows;
+    const int y1 = min(h, y0 + a.tile_rows);
+    const int ncols = min(kAdTileWidth, w - x0) + 2 * r;
+    const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
+    std::uint16_t* dst = p == 0 ? a.dst[0] : (p == 1 ? a.dst[1] : a.dst[2]);
+
+    count_columns(a, src, x0, ncols, y0, +1, fine, coarse);
+    __syncthreads();
+
+    const int xs = x0 + warp * 32;
+    const bool active = xs < w;
+    const int count = active ? min(32, w - xs) : 0;
+    if (active) {  // the window at (xs, y0): its 2r + 1 columns, bucket by bucket
+      for (int i = lane; i < bins; i += 32) start_fine[i] = 0;
+      std::uint32_t c0 = 0, c1 = 0;
+      __syncwarp();
+      for (int m = 0; m <= 2 * r; ++m) {
+        const std::size_t j = static_cast<std::size_t>(warp * 32 + m);
+        const std::uint32_t q0 = coarse[j * kMaxBuckets + lane], q1 = coarse[j * kMaxBuckets + lane + 32];
+        c0 += q0;
+        c1 += q1;
+        unsigned long long used = (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, q1 != 0)) << 32) |
+                                  __ballot_sync(0xffffffffu, q0 != 0);
+        while (used) {
+          const int k = __ffsll(static_cast<long long>(used)) - 1;
+          used &= used - 1;
+          const std::uint16_t* col = fine + j * bins + k * kBucket;
+          start_fine[k * kBucket + lane] += col[lane];
+          start_fine[k * kBucket + lane + 32] += col[lane + 32];
+        }
+      }
+      start_coarse[lane] = c0;
+      start_coarse[lane + 32] = c1;
+    }
+
+    for (int y = y0; y < y1; ++y) {
+      if (y > y0) {
+        __syncthreads();  // every warp is done with the columns of row y - 1
+        const int ya = rules::reflect101(y + r, h), yr = rules::reflect101(y - r - 1, h);
+        const std::uint16_t* row_add = src + static_cast<std::ptrdiff_t>(ya) * a.src_stride;
+        const std::uint16_t* row_sub = src + static_cast<std::ptrdiff_t>(yr) * a.src_stride;
+        for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
+          const int c = rules::reflect101(x0 - r + j, w);
+          const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
+          std::uint16_t* f = fine + static_cast<std::size_t>(j) * bins;
+          std::uint16_t* q = coarse + static_cast<std::size_t>(j) * kMaxBuckets;
+          f[ba] += 1;
+          f[bs] -= 1;
+          q[ba >> kBucketLog2] += 1;
+          q[bs >> kBucketLog2] -= 1;
+        }
+        if (active) {
+          for (int m = lane; m <= 2 * r; m += 32) {
+            const int c = rules::reflect101(xs - r + m, w);
+            const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
+            atomicAdd(&start_fine[ba], 1u);
+            atomicSub(&start_fine[bs], 1u);
+            atomicAdd(&start_coarse[ba >> kBucketLog2], 1u);
+            atomicSub(&start_coarse[bs >> kBucketLog2], 1u);
+          }
+        }
+        __syncthreads();  // the columns of row y are complete
+      }
+      if (!active) continue;
+      __syncwarp();
+      // Lane l owns bins k * 64 + l and k * 64 + l + 32 of every bucket k, and buckets l, l + 32.
+      for (int i = lane; i < bins; i += 32) work[i] = start_fine[i];
+      std::uint32_t c0 = start_coarse[lane], c1 = start_coarse[lane + 32];
+      std::uint32_t e0 = 0, e1 = 0;  // each owned bucket's excess (CLAHE)
+      if (clip) {
+        // A bucket holding at most L samples has no bin above L.
+        if (c0 > limit)
+          for (int i = 0; i < kBucket; ++i) e0 += excess_part(work[lane * kBucket + i], limit);
+        if (c1 > limit)
+          for (int i = 0; i < kBucket; ++i) e1 += excess_part(work[(lane + 32) * kBucket + i], limit);
+      }
+      __syncwarp();
+      const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
+      int mine = 0;
+      for (int i = 0; i < count; ++i) {
+        if (i > 0) {  // the window one column right
+          const std::size_t je = static_cast<std::size_t>(warp * 32 + i + 2 * r);
+          const std::size_t jl = static_cast<std::size_t>(warp * 32 + i - 1);
+          const std::uint32_t qe0 = coarse[je * kMaxBuckets + lane], qe1 = coarse[je * kMaxBuckets + lane + 32];
+          const std::uint32_t ql0 = coarse[jl * kMaxBuckets + lane], ql1 = coarse[jl * kMaxBuckets + lane + 32];
+          c0 += qe0 - ql0;
+          c1 += qe1 - ql1;
+          unsigned long long used =
+              (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, (qe1 | ql1) != 0)) << 32) |
+              __ballot_sync(0xffffffffu, (qe0 | ql0) != 0);
+          while (used) {
+            const int k = __ffsll(static_cast<long long>(used)) - 1;
+            used &= used - 1;
+            const std::uint16_t* enter = fine + je * bins + k * kBucket;
+            const std::uint16_t* leave = fine + jl * bins + k * kBucket;
+            std::uint32_t* hk = work + k * kBucket;
+            const std::uint32_t h0 = hk[lane] + enter[lane] - leave[lane];
+            const std::uint32_t h1 = hk[lane + 32] + enter[lane + 32] - leave[lane + 32];
+            hk[lane] = h0;
+            hk[lane + 32] = h1;
+            if (clip) {
+              const std::uint32_t e = __reduce_add_sync(0xffffffffu, excess_part(h0, limit) + excess_part(h1, limit));
+              if (k == lane) e0 = e;
+              if (k == lane + 32) e1 = e;
+            }
+          }
+        }
+        const int v = ahe_bin(a, srow[xs + i]);
+        const int kv = v >> kBucketLog2, top = v & (kBucket - 1);
+        const std::uint32_t hv0 = work[kv * kBucket + lane], hv1 = work[kv * kBucket + lane + 32];
+        std::uint32_t below;
+        if (clip) {
+          below = (lane < kv ? c0 - e0 : 0u) + (lane + 32 < kv ? c1 - e1 : 0u) +
+                  (lane <= top ? min(hv0, limit) : 0u) + (lane + 32 <= top ? min(hv1, limit) : 0u);
+        } else {
+          below = (lane < kv ? c0 : 0u) + (lane + 32 < kv ? c1 : 0u) + (lane <= top ? hv0 : 0u) +
+                  (lane + 32 <= top ? hv1 : 0u);
+        }
+        below = __reduce_add_sync(0xffffffffu, below);
+        std::uint32_t cdf = below;
+        if (clip) cdf = rules::clahe_cdf(below, __reduce_add_sync(0xffffffffu, e0 + e1), v, bins);
+        const int code = final_code(rules::ahe_code(cdf, a.n, a.max_code), a.limited, a.depth);
+        if (lane == i) mine = code;
+      }
+      if (lane < count)
+        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
+    }
+    __syncthreads();  // every warp is done with the columns
+    count_columns(a, src, x0, ncols, y1 - 1, -1, fine, coarse);  // back to zero for the next tile
+    __syncthreads();
+  }
+}
+
+// ---- colour routing at depth ----------------------------------------------------------------
+
+enum class WideKind : int { rgb, ycrcb, grey };
+
+struct WideFrame {
+  std::uint8_t* p0;
+  std::uint8_t* p1;
+  std::uint8_t* p2;
+  int s0, s1, width, height, sx, sy, cstep, shift, depth;
+  PixelFormat format;
+  bool yuv;
+};
+
+WideFrame wide_frame(const ImageView& f) {
+  WideFrame r{};
+  r.p0 = f.planes[0].data;
+  r.s0 = f.planes[0].stride;
+  r.width = f.width;
+  r.height = f.height;
+  r.format = f.format;
+  r.depth = f.depth;
+  r.shift = sample_shift(f);
+  r.cstep = 1;
+  r.yuv = is_yuv(f.format);
+  if (r.yuv) {
+    r.sx = chroma_shift_x(f.format);
+    r.sy = chroma_shift_y(f.format);
+    r.p1 = f.planes[1].data;
+    r.s1 = f.planes[1].stride;
+    r.p2 = f.format == PixelFormat::nv12 ? f.planes[1].data + 2 : f.planes[2].data;
+    if (f.format == PixelFormat::nv12) r.cstep = 2;
+  }
+  return r;
+}
+
+__device__ __forceinline__ std::uint16_t* wide_row(std::uint8_t* base, int stride, int y) {
+  return reinterpret_cast<std::uint16_t*>(base + static_cast<std::ptrdiff_t>(y) * stride);
+}
+
+// Frame -> channel planes (stride in samples): R, G, B of the fixed-point rule at depth (YUV) or
+// as stored (rgb48); rgb48 luma: OpenCV's YCrCb at depth; rgb48 grey: OpenCV's grey at depth.
+__global__ void to_wide_channels_kernel(WideFrame f, color::YuvToRgbDepthI k, WideKind kind,
+                                        std::uint16_t* q0, std::uint16_t* q1, std::uint16_t* q2,
+                                        int stride) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= f.width || y >= f.height) return;
+  const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
+  int r, g, b;
+  const std::uint16_t* row = wide_row(f.p0, f.s0, y);
+  if (f.format == PixelFormat::rgb24) {
+    r = row[3 * x];
+    g = row[3 * x + 1];
+    b = row[3 * x + 2];
+  } else {
+    const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(x >> f.sx) * f.cstep;
+    const int cy = y >> f.sy;
+    const color::RgbCodes c = color::yuv_to_rgb_depth(k, row[x] >> f.shift, wide_row(f.p1, f.s1, cy)[ci] >> f.shift,
+                                                      wide_row(f.p2, f.s1, cy)[ci] >> f.shift);
+    r = c.r;
+    g = c.g;
+    b = c.b;
+  }
+  if (kind == WideKind::rgb) {
+    q0[o] = static_cast<std::uint16_t>(r);
+    q1[o] = static_cast<std::uint16_t>(g);
+    q2[o] = static_cast<std::uint16_t>(b);
+  } else if (kind == WideKind::ycrcb) {
+    const rules::YCrCb v = rules::rgb_to_ycrcb_depth(r, g, b, f.depth);
+    q0[o] = static_cast<std::uint16_t>(v.y);
+    q1[o] = static_cast<std::uint16_t>(v.cr);
+    q2[o] = static_cast<std::uint16_t>(v.cb);
+  } else {
+    q0[o] = static_cast<std::uint16_t>(rules::rgb_to_grey_depth(r, g, b));
+  }
+}
+
+// One thread per chroma sample of a YUV output (its block's pixels), else per pixel.
+__global__ void from_wide_channels_kernel(WideFrame out, color::RgbToYuvDepthI k, WideKind kind,
+                                          const std::uint16_t* q0, const std::uint16_t* q1,
+                                          const std::uint16_t* q2, const std::uint16_t* c1,
+                                          const std::uint16_t* c2, int stride) {
+  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
+  const int by = blockIdx.y * blockDim.y + threadIdx.y;
+  const int sx = out.yuv ? out.sx : 0, sy = out.yuv ? out.sy : 0;
+  const int x0 = bx << sx, y0 = by << sy;
+  if (x0 >= out.width || y0 >= out.height) return;
+  const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
+  std::int64_t sr = 0, sg = 0, sb = 0;
+  for (int y = y0; y < y1; ++y) {
+    std::uint16_t* row = wide_row(out.p0, out.s0, y);
+    for (int x = x0; x < x1; ++x) {
+      const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
+      int r, g, b;
+      if (kind == WideKind::rgb) {
+        r = q0[o];
+        g = q1[o];
+        b = q2[o];
+      } else if (kind == WideKind::ycrcb) {
+        const rules::Rgb c = rules::ycrcb_to_rgb_depth(q0[o], c1[o], c2[o], out.depth);
+        r = c.r;
+        g = c.g;
+        b = c.b;
+      } else {
+        r = g = b = q0[o];
+      }
+      if (out.format == PixelFormat::rgb24) {
+        row[3 * x] = static_cast<std::uint16_t>(r);
+        row[3 * x + 1] = static_cast<std::uint16_t>(g);
+        row[3 * x + 2] = static_cast<std::uint16_t>(b);
+      } else {
+        row[x] = static_cast<std::uint16_t>(color::rgb_to_luma_depth(k, r, g, b) << out.shift);
+        sr += r;
+        sg += g;
+        sb += b;
+      }
+    }
+  }
+  if (!out.yuv) return;
+  const color::ChromaCodes uv = color::rgb_sums_to_chroma_depth(k, sr, sg, sb, (y1 - y0) * (x1 - x0));
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(bx) * out.cstep;
+  wide_row(out.p1, out.s1, by)[ci] = static_cast<std::uint16_t>(uv.u << out.shift);
+  wide_row(out.p2, out.s1, by)[ci] = static_cast<std::uint16_t>(uv.v << out.shift);
+}
+
+// Fills `samples` 16-bit samples of each row with `value`.
+__global__ void fill_u16_kernel(std::uint8_t* base, int stride, int samples, int height,
+                                std::uint16_t value) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < samples && y < height) wide_row(base, stride, y)[x] = value;
+}
+
+const dim3 kBlock2d(32, 8);
+dim3 grid_2d(int width, int height, int depth = 1) {
+  return dim3(div_up(width, kBlock2d.x), div_up(height, kBlock2d.y), depth);
+}
+
+}  // namespace
+
+void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int channels,
+                        int depth, bool limited, const HeParams& params, HeHistory* d_history,
+                        const StateOrder& order, cudaStream_t stream) {
+  const int w = src[0].width, h = src[0].height;
+  const int bins = rules::he_bins(depth);
+  const std::size_t need = static_cast<std::size_t>(3) * (std::size_t{1} << kMaxDepth);
+  if (hist_.size() < need) {
+    hist_.reserve(need);
+    lut_.reserve(need);
+    HAZEFREE_CUDA_CHECK(cudaMemsetAsync(hist_.get(), 0, hist_.bytes(), stream));
+  }
+  if (sm_count_ == 0) sm_count_ = current_sm_count();
+  const rules::HistogramRect rect = rules::histogram_rect(params.roi, w, h);
+  HeDepthArgs a{};
+  for (int c = 0; c < channels; ++c) a.src[c] = src[c].data;
+  a.stride = src[0].stride;
+  a.shift = src[0].shift;
+  a.channels = channels;
+  a.x0 = rect.x0;
+  a.y0 = rect.y0;
+  a.x1 = rect.x1;
+  a.y1 = rect.y1;
+  a.depth = depth;
+  a.bins = bins;
+  a.hist = hist_.get();
+  const int slices = std::max(1, bins >> kSliceLog2);
+  // About two blocks per multiprocessor in all, rows shared out among them.
+  const int rows = rect.y1 - rect.y0;
+  const int blocks = std::max(1, std::min(rows, 2 * sm_count_ / (channels * slices) + 1));
+  const bool temporal = params.temporal < 1.f;
+  if (temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
+  he_depth_histogram_kernel<<<dim3(blocks, channels, slices), kHistThreads, 0, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_histogram_kernel");
+  HeDepthLutArgs l{hist_.get(), lut_.get(), depth, bins, limited, temporal, params.temporal, d_history};
+  he_depth_lut_kernel<<<channels, kLutThreads, 0, stream>>>(l);
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_lut_kernel");
+  if (temporal && order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
+  MapArgs m{};
+  for (int c = 0; c < channels; ++c) {
+    m.src[c] = src[c].data;
+    m.dst[c] = dst[c].data;
+    m.src_stride[c] = src[c].stride;
+    m.dst_stride[c] = dst[c].stride;
+  }
+  m.shift = src[0].shift;
+  m.width = w;
+  m.height = h;
+  m.bins = bins;
+  m.lut = lut_.get();
+  he_depth_map_kernel<<<grid_2d(w, h, channels), kBlock2d, 0, stream>>>(m);
+  HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_map_kernel");
+}
+
+void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes,
+                         int depth, const AheParams& params, bool limited, cudaStream_t stream) {
+  const int w = src[0].width, h = src[0].height;
+  const int r = rules::ahe_radius(params.window, w, h);
+  const long long side = 2LL * r + 1;
+  if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
+  if (sm_count_ == 0) sm_count_ = current_sm_count();
+  const int bins = rules::ahe_bins(depth);
+  AheDepthArgs a{};
+  for (int p = 0; p < planes; ++p) {
+    a.src[p] = src[p].data;
+    a.dst[p] = dst[p].data;
+  }
+  a.src_stride = src[0].stride;
+  a.dst_stride = dst[0].stride;
+  a.src_shift = src[0].shift;
+  a.dst_shift = dst[0].shift;
+  a.width = w;
+  a.height = h;
+  a.planes = planes;
+  a.radius = r;
+  a.n = static_cast<int>(side * side);
+  a.limit = static_cast<int>(std::min<long long>(rules::clahe_clip_limit(params.clip, side * side, bins), side * side));
+  a.limited = limited;
+  a.depth = depth;
+  a.bins = bins;
+  a.bin_shift = rules::ahe_bin_shift(depth);
+  a.max_code = rules::depth_max_code(depth);
+  // Taller tiles for larger windows: each tile builds and clears its column histograms, about
+  // 2 (2r + 1) updates per column, shared by its rows.
+  a.tile_rows = r < 64 ? 64 : 128;
+  a.tiles_x = div_up(w, kAdTileWidth);
+  a.tiles_y = div_up(h, a.tile_rows);
+  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (2 * bins + kMaxBuckets) * sizeof(std::uint32_t);
+  HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(ahe_depth_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)));
+  int per_sm = 1;
+  HAZEFREE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ahe_depth_kernel, kAdThreads, smem));
+  const int tiles = a.tiles_x * a.tiles_y * planes;
+  const int grid = std::max(1, std::min(tiles, std::max(1, per_sm) * sm_count_));
+  const int span = kAdTileWidth + 2 * r;
+  const std::size_t fine_count = static_cast<std::size_t>(grid) * span * bins;
+  const std::size_t coarse_count = static_cast<std::size_t>(grid) * span * kMaxBuckets;
+  // The kernel leaves the column histograms at zero; a fresh buffer is cleared once.
+  if (fine_.size() < fine_count) {
+    fine_.reserve(fine_count);
+    HAZEFREE_CUDA_CHECK(cudaMemsetAsync(fine_.get(), 0, fine_.bytes(), stream));
+  }
+  if (coarse_.size() < coarse_count) {
+    coarse_.reserve(coarse_count);
+    HAZEFREE_CUDA_CHECK(cudaMemsetAsync(coarse_.get(), 0, coarse_.bytes(), stream));
+  }
+  a.fine = fine_.get();
+  a.coarse = coarse_.get();
+  ahe_depth_kernel<<<grid, kAdThreads, smem, stream>>>(a);
+  HAZEFREE_CUDA_CHECK_LAUNCH("ahe_depth_kernel");
+}
+
+void CudaEqualizer::enqueue_wide(const ImageView& d_in, const ImageView& d_out,
+                                 HeHistory* d_history, const StateOrder& order,
+                                 cudaStream_t stream) {
+  const int w = d_in.width, h = d_in.height, d = d_in.depth;
+  const PixelFormat f = d_in.format;
+  const ColorMode color = config_.color;
+  const bool is_he = config_.mode == Mode::he;
+  if (d_out.depth != d)
+    throw std::invalid_argument("equalize: output " + format_name(d_out.format, d_out.depth) +
+                                " differs from input " + format_name(f, d) + " in depth");
+  if (is_he && color == ColorMode::rgb_bits)
+    throw std::invalid_argument("color = rgb-bits works on 8-bit frames only; this frame is " +
+                                std::to_string(d) + "-bit (" + format_name(f, d) + ")");
+  ImageView out = d_out;
+  out.matrix = d_in.matrix;
+  out.range = d_in.range;
+
+  auto plane_of = [](const ImageView& v, int i) {
+    return DevicePlaneU16{reinterpret_cast<std::uint16_t*>(v.planes[i].data), v.width, v.height,
+                          v.planes[i].stride / 2, sample_shift(v)};
+  };
+  auto equalize = [&](const DevicePlaneU16* src, const DevicePlaneU16* dst, int channels, bool limited) {
+    if (is_he) he_depth_.apply(src, dst, channels, d, limited, config_.he, d_history, order, stream);
+    else ahe_depth_.apply(src, dst, channels, d, config_.ahe, limited, stream);
+  };
+
+  if (f == PixelFormat::gray8) {  // every mode is the plane itself
+    const DevicePlaneU16 src = plane_of(d_in, 0), dst = plane_of(out, 0);
+    equalize(&src, &dst, 1, false);
+    return;
+  }
+  if (f == PixelFormat::rgb24 || color == ColorMode::rgb) {
+    const int sstride = (w + 63) / 64 * 64;
+    const std::size_t plane = static_cast<std::size_t>(sstride) * h;
+    wide_scratch_.reserve(plane * 6);
+    DevicePlaneU16 sc[6];
+    for (int i = 0; i < 6; ++i) sc[i] = {wide_scratch_.get() + i * plane, w, h, sstride, 0};
+    const WideKind kind = color == ColorMode::rgb ? WideKind::rgb
+                          : (color == ColorMode::grey ? WideKind::grey : WideKind::ycrcb);
+    to_wide_channels_kernel<<<grid_2d(w, h), kBlock2d, 0, stream>>>(
+        wide_frame(d_in), color::yuv_to_rgb_depth_i(d_in.matrix, d_in.range, d), kind, sc[0].data,
+        sc[1].data, sc[2].data, sstride);
+    HAZEFREE_CUDA_CHECK_LAUNCH("to_wide_channels_kernel");
+    equalize(sc, sc + 3, kind == WideKind::rgb ? 3 : 1, false);
+    const WideFrame o = wide_frame(out);
+    const int sx = o.yuv ? o.sx : 0, sy = o.yuv ? o.sy : 0;
+    const int bw = (w + (1 << sx) - 1) >> sx, bh = (h + (1 << sy) - 1) >> sy;
+    from_wide_channels_kernel<<<grid_2d(bw, bh), kBlock2d, 0, stream>>>(
+        o, color::rgb_to_yuv_depth_i(out.matrix, out.range, d), kind, sc[3].data, sc[4].data,
+        sc[5].data, sc[1].data, sc[2].data, sstride);
+    HAZEFREE_CUDA_CHECK_LAUNCH("from_wide_channels_kernel");
+    return;
+  }
+  // YUV, luma or grey: the Y plane itself; chroma kept, or the depth's zero chroma.
+  const DevicePlaneU16 src = plane_of(d_in, 0), dst = plane_of(out, 0);
+  equalize(&src, &dst, 1, d_in.range == ColorRange::limited);
+  for (int i = 1; i < d_in.plane_count; ++i) {
+    const std::size_t row = plane_row_bytes(d_in, i);
+    if (color == ColorMode::grey) {
+      const int samples = static_cast<int>(row / 2);
+      const std::uint16_t zero = static_cast<std::uint16_t>((1 << (d - 1)) << sample_shift(d_in));
+      fill_u16_kernel<<<grid_2d(samples, out.planes[i].height), kBlock2d, 0, stream>>>(
+          out.planes[i].data, out.planes[i].stride, samples, out.planes[i].height, zero);
+      HAZEFREE_CUDA_CHECK_LAUNCH("fill_u16_kernel");
+    } else {
+      HAZEFREE_CUDA_CHECK(cudaMemcpy2DAsync(out.planes[i].data, out.planes[i].stride,
+                                            d_in.planes[i].data, d_in.planes[i].stride, row,
+                                            d_in.planes[i].height, cudaMemcpyDeviceToDevice, stream));
+    }
+  }
+}
+
+}  // namespace hazefree::cuda
