@@ -293,6 +293,18 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   }
   // The y4m muxer writes its 9- to 16-bit formats only when told that unofficial ones will do.
   if (y4m && depth > 8) muxer->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
+#if LIBAVFORMAT_VERSION_MAJOR < 60
+  // FFmpeg 5's y4m muxer sizes the halved chroma planes of two-byte samples wrongly when a
+  // halved side is odd (the file is short and unreadable): refused rather than written broken.
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(encoder_format);
+  if (y4m && av_format_depth(encoder_format) > 8 && desc &&
+      ((desc->log2_chroma_w > 0 && width % 2 != 0) || (desc->log2_chroma_h > 0 && height % 2 != 0))) {
+    throw_io(name, "this FFmpeg's y4m muxer cannot write " + std::string(av_get_pix_fmt_name(encoder_format)) + " at " +
+                       std::to_string(width) + "x" + std::to_string(height) +
+                       " (an odd side of a subsampled format); use another container (e.g. .mkv with ffv1) or "
+                       "--output-depth 8");
+  }
+#endif
 
   encoder->codec_id = codec->id;
   encoder->width = width;
