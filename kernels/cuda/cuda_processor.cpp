@@ -79,20 +79,23 @@ cudaStream_t CudaProcessor::stream(int lane) const { return lane_at(lane).stream
 
 std::string CudaProcessor::description() const { return "cuda (" + device_name_ + ")"; }
 
-void CudaProcessor::shape(Lane& lane, PixelFormat format, int width, int height) {
+void CudaProcessor::shape(Lane& lane, PixelFormat format, int width, int height, int depth) {
   if (width <= 0 || height <= 0) throw std::invalid_argument("cuda: empty frame");
+  if (!valid_depth(depth))
+    throw std::invalid_argument("cuda: a depth of " + std::to_string(depth) +
+                                " bits (8 to 16 expected)");
   const ImageView& v = lane.in.view();
-  if (v.format != format || v.width != width || v.height != height) {
-    lane.in.shape(format, width, height);
-    lane.out.shape(format, width, height);
+  if (v.format != format || v.width != width || v.height != height || v.depth != depth) {
+    lane.in.shape(format, width, height, depth);
+    lane.out.shape(format, width, height, depth);
     lane.graph_stale = true;
   }
-  track_geometry(format, width, height);
+  track_geometry(format, width, height, depth);
 }
 
-void CudaProcessor::track_geometry(PixelFormat format, int width, int height) {
+void CudaProcessor::track_geometry(PixelFormat format, int width, int height, int depth) {
   // A new frame size is a new stream configuration for he_temporal (as on the CPU).
-  if (format_ != format || width_ != width || height_ != height) {
+  if (format_ != format || width_ != width || height_ != height || depth_ != depth) {
     if (width_ != 0 && config_.mode == Mode::he) {
       for (auto& l : lanes_) {
         l->stream.synchronize();
@@ -103,6 +106,7 @@ void CudaProcessor::track_geometry(PixelFormat format, int width, int height) {
     format_ = format;
     width_ = width;
     height_ = height;
+    depth_ = depth;
   }
 }
 
@@ -127,9 +131,10 @@ void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView
 
 void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h_out) {
   Lane& lane = lane_at(index);
-  if (h_in.format != h_out.format || h_in.width != h_out.width || h_in.height != h_out.height)
-    throw std::invalid_argument("cuda: output frame differs from the input in format or size");
-  shape(lane, h_in.format, h_in.width, h_in.height);
+  if (h_in.format != h_out.format || h_in.width != h_out.width || h_in.height != h_out.height ||
+      h_in.depth != h_out.depth)
+    throw std::invalid_argument("cuda: output frame differs from the input in format, depth or size");
+  shape(lane, h_in.format, h_in.width, h_in.height, h_in.depth);
   ImageView& d_in = lane.in.view();
   d_in.matrix = h_in.matrix;
   d_in.range = h_in.range;
@@ -174,9 +179,9 @@ void CudaProcessor::process(const ImageView& in, ImageView& out) {
 }
 
 ImageView CudaProcessor::device_input(int index, PixelFormat format, int width, int height,
-                                      ColorMatrix matrix, ColorRange range) {
+                                      ColorMatrix matrix, ColorRange range, int depth) {
   Lane& lane = lane_at(index);
-  shape(lane, format, width, height);
+  shape(lane, format, width, height, depth);
   if (lane.in.view().matrix != matrix || lane.in.view().range != range) lane.graph_stale = true;
   lane.in.view().matrix = lane.out.view().matrix = matrix;
   lane.in.view().range = lane.out.view().range = range;
@@ -198,9 +203,13 @@ void CudaProcessor::enqueue_device(int index) {
 }
 
 void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out, void* stream) {
-  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height)
-    throw std::invalid_argument("cuda: output frame differs from the input in format or size");
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height ||
+      d_in.depth != d_out.depth)
+    throw std::invalid_argument("cuda: output frame differs from the input in format, depth or size");
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("cuda: empty frame");
+  if (!valid_depth(d_in.depth))
+    throw std::invalid_argument("cuda: a depth of " + std::to_string(d_in.depth) +
+                                " bits (8 to 16 expected)");
   // The kernels address U and V with one chroma stride (FrameRef::s1), as the lanes' own frames
   // are laid out; a caller's frame must be too (host frames are copied into that layout).
   for (const ImageView* f : {&d_in, &d_out}) {
@@ -211,7 +220,7 @@ void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out
   }
   Lane& lane = *lanes_.front();
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  track_geometry(d_in.format, d_in.width, d_in.height);
+  track_geometry(d_in.format, d_in.width, d_in.height, d_in.depth);
   // Lane 0's workspaces may still be in use by its previous frame on another stream.
   HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(s, lane.finished.get(), 0));
   run_chain(lane, d_in, d_out, s, false);
@@ -362,8 +371,8 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   if (config_.mode != Mode::dcp)
     throw std::logic_error(description() + ": histograms for the temporal state come from the CPU backend");
   const ImageView& v = scratch_.view();
-  if (v.format != in.format || v.width != in.width || v.height != in.height)
-    scratch_ = Image(in.format, in.width, in.height);
+  if (v.format != in.format || v.width != in.width || v.height != in.height || v.depth != in.depth)
+    scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
   const TemporalState before = temporal_state();
   ImageView out = scratch_.view();
   process(in, out);

@@ -53,9 +53,10 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   void wait(int lane) override;
 
   // ---- device-resident interface (benchmarks, NVDEC frames) ----
-  // Device frames for `lane` shaped like `format` x width x height (owned by the lane).
+  // Device frames for `lane` shaped like `format` x width x height at `depth` (owned by the
+  // lane).
   ImageView device_input(int lane, PixelFormat format, int width, int height, ColorMatrix matrix,
-                         ColorRange range);
+                         ColorRange range, int depth = 8);
   ImageView device_output(int lane);
   // Runs the chain on the lane's device frames only (no copies), asynchronously.
   void enqueue_device(int lane);
@@ -75,8 +76,8 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   struct Lane;
   struct State;
   Lane& lane_at(int lane) const;
-  void shape(Lane& lane, PixelFormat format, int width, int height);
-  void track_geometry(PixelFormat format, int width, int height);
+  void shape(Lane& lane, PixelFormat format, int width, int height, int depth);
+  void track_geometry(PixelFormat format, int width, int height, int depth);
   void run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out, cudaStream_t stream,
                  bool markers);
   std::vector<std::string> stage_names() const;
@@ -89,7 +90,7 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   int last_lane_ = -1;
   Image scratch_;  // estimate()'s output
   PixelFormat format_ = PixelFormat::yuv420p;
-  int width_ = 0, height_ = 0;
+  int width_ = 0, height_ = 0, depth_ = 8;
 };
 
 }  // namespace hazefree::cuda

@@ -16,9 +16,9 @@ inline constexpr int kDeviceRowAlign = 128;  // bytes; one L2 line per row start
 class DeviceFrame {
  public:
   // Reallocates only when the frame needs more bytes than held; the view always follows.
-  void shape(PixelFormat format, int width, int height) {
-    storage_.reserve(frame_bytes(format, width, height, kDeviceRowAlign));
-    view_ = make_view(format, width, height, storage_.get(), kDeviceRowAlign);
+  void shape(PixelFormat format, int width, int height, int depth = 8) {
+    storage_.reserve(frame_bytes(format, width, height, kDeviceRowAlign, depth));
+    view_ = make_view(format, width, height, storage_.get(), kDeviceRowAlign, depth);
   }
   ImageView& view() { return view_; }
   const ImageView& view() const { return view_; }
@@ -31,7 +31,7 @@ class DeviceFrame {
 
 // Row bytes of plane `i` of a frame.
 inline std::size_t plane_row_bytes(const ImageView& f, int i) {
-  return static_cast<std::size_t>(f.planes[i].width) * bytes_per_sample(f.format, i);
+  return static_cast<std::size_t>(f.planes[i].width) * bytes_per_sample(f.format, i, f.depth);
 }
 
 // Copies every plane (same format and size on both sides) on `stream`; `kind` says the direction.
