@@ -25,10 +25,12 @@ using nlohmann::json;
 namespace {
 
 // ---- DIR/analysis/task-K.bin: the per-frame estimates of one chunk --------------------------
-// "HZFANAL1", the plan id (16 characters), the frame count (int64), then per frame: A^ (3
-// floats), a mask of the histograms that follow (bits 0-2: channels of 256 bins, bit 3: BITS of
-// 4096), and those histograms (uint32 counts). Native byte order: the job's hosts share one.
-constexpr char kAnalysisMagic[8] = {'H', 'Z', 'F', 'A', 'N', 'A', 'L', '1'};
+// "HZFANAL2", the plan id (16 characters), the frame count (int64), then per frame: A^ (3
+// floats), a mask of the histograms that follow (bits 0-2: channels, bit 3: BITS of 4096), and
+// those histograms (uint32 counts), each channel's preceded by its bin count (uint32: 2^d at
+// depth d, 256 for 8-bit frames). Native byte order: the job's hosts share one.
+constexpr char kAnalysisMagic[8] = {'H', 'Z', 'F', 'A', 'N', 'A', 'L', '2'};
+constexpr std::uint32_t kMostChannelBins = 1u << 16;  // 16-bit frames
 
 void append_bytes(std::string& out, const void* data, std::size_t size) {
   out.append(static_cast<const char*>(data), size);
@@ -48,9 +50,12 @@ std::string encode_analysis(const std::string& plan_id, const std::vector<FrameE
       if (!e.channel_histograms[c].empty()) mask |= static_cast<std::uint8_t>(1u << c);
     if (!e.bits_histogram.empty()) mask |= 8u;
     append_bytes(out, &mask, 1);
-    for (int c = 0; c < 3; ++c)
-      if (!e.channel_histograms[c].empty())
-        append_bytes(out, e.channel_histograms[c].data(), 256 * sizeof(std::uint32_t));
+    for (int c = 0; c < 3; ++c) {
+      if (e.channel_histograms[c].empty()) continue;
+      const auto bins = static_cast<std::uint32_t>(e.channel_histograms[c].size());
+      append_bytes(out, &bins, sizeof bins);
+      append_bytes(out, e.channel_histograms[c].data(), bins * sizeof(std::uint32_t));
+    }
     if (!e.bits_histogram.empty()) append_bytes(out, e.bits_histogram.data(), 4096 * sizeof(std::uint32_t));
   }
   return out;
@@ -75,7 +80,8 @@ std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& pla
   read(magic, sizeof magic);
   char id[16];
   read(id, sizeof id);
-  if (std::memcmp(magic, kAnalysisMagic, sizeof magic) != 0) throw JobError(fmt::format("{}: not an analysis file: {}", path, rerun));
+  if (std::memcmp(magic, kAnalysisMagic, sizeof magic) != 0)
+    throw JobError(fmt::format("{}: not an analysis file of this version: {}", path, rerun));
   if (std::string(id, 16) != plan.id.substr(0, 16)) throw JobError(fmt::format("{}: stale (made for another plan): {}", path, rerun));
   std::int64_t count = 0;
   read(&count, sizeof count);
@@ -89,8 +95,11 @@ std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& pla
     read(&mask, 1);
     for (int c = 0; c < 3; ++c) {
       if (!(mask & (1u << c))) continue;
-      e.channel_histograms[c].resize(256);
-      read(e.channel_histograms[c].data(), 256 * sizeof(std::uint32_t));
+      std::uint32_t bins = 0;
+      read(&bins, sizeof bins);
+      if (bins == 0 || bins > kMostChannelBins) throw JobError(fmt::format("{}: damaged ({} bins): {}", path, bins, rerun));
+      e.channel_histograms[c].resize(bins);
+      read(e.channel_histograms[c].data(), bins * sizeof(std::uint32_t));
     }
     if (mask & 8u) {
       e.bits_histogram.resize(4096);
