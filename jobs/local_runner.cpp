@@ -172,10 +172,10 @@ int run_local_job(const RunOptions& options) {
   if (use_gpus) {
     // Per GPU: the render workers, and one more for the analyses, which are light (a decode and
     // the first DCP steps) and run beside the renders so that renders need not wait for them.
-    // A render worker with no render ready takes an analysis: at the start of a job every render
-    // but the first waits for analyses, and more of them at once end that wait sooner.
+    // (Render workers taking analyses as well, to end the start's wait sooner, was measured
+    // slower on a 4-GPU host: the analyses' decoding then takes the cores from the renders.)
     for (const int gpu : parse_gpus(job.gpus, gpu_count)) {
-      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, true, true});
+      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, false, true});
       if (plan.analysis) slots.push_back(Slot{gpu, 0, true, false});
     }
   } else {
@@ -227,27 +227,17 @@ int run_local_job(const RunOptions& options) {
   const std::size_t total = pending.size();
   auto running = [&] { return std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.pid != 0; }); };
   while ((!pending.empty() && failure.empty() && !stop_requested()) || running() > 0) {
-    // Fill the free slots with ready tasks: the GPUs' analysis slots first (analyses unblock
-    // renders), then their render slots, each with a ready render or else an analysis. CPU slots
-    // share the cores and take analyses first.
-    for (const bool analysis_slots : {true, false}) {
-      for (Slot& slot : slots) {
-        if (slot.renders == analysis_slots || slot.pid != 0 || !failure.empty() || stop_requested()) continue;
-        auto next = pending.end();
-        const bool renders_first = slot.gpu >= 0;
-        for (const Stage stage : {renders_first ? Stage::render : Stage::analyze,
-                                  renders_first ? Stage::analyze : Stage::render}) {
-          if (stage == Stage::render ? !slot.renders : !slot.analyses) continue;
-          next = std::find_if(pending.begin(), pending.end(),
-                              [&](const auto& p) { return p.first == stage && ready(p.first, p.second); });
-          if (next != pending.end()) break;
-        }
-        if (next == pending.end()) continue;
-        slot.stage = next->first;
-        slot.task = next->second;
-        slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
-        pending.erase(next);
-      }
+    // Fill the free slots with ready tasks (analyses first: they unblock renders).
+    for (Slot& slot : slots) {
+      if (slot.pid != 0 || !failure.empty() || stop_requested()) continue;
+      const auto next = std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
+        return (p.first == Stage::analyze ? slot.analyses : slot.renders) && ready(p.first, p.second);
+      });
+      if (next == pending.end()) continue;
+      slot.stage = next->first;
+      slot.task = next->second;
+      slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
+      pending.erase(next);
     }
     if (running() == 0) {
       if (!pending.empty() && failure.empty() && !stop_requested())
