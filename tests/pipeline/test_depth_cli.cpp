@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "run_command.hpp"
 #include "support/test_support.hpp"
 #include "test_robustness_support.hpp"
@@ -402,4 +404,41 @@ TEST_CASE("depth cli: --side-by-side at 10 bits puts the untouched input next to
         REQUIRE(result[f * out_picture + static_cast<std::size_t>(y * 2 * kWidth + x)] ==
                 source[f * in_picture + static_cast<std::size_t>(y * kWidth + x)]);
   }
+}
+
+TEST_CASE("depth cli: bench --depth draws its frames at that depth and records it in the JSON") {
+  const std::string dir = test::temp_dir("cli-depth-bench");
+  for (const std::string mode : {"dcp", "he", "ahe --window 31"}) {
+    for (const int depth : {8, 10, 12, 16}) {
+      CAPTURE(mode);
+      CAPTURE(depth);
+      const std::string json_path = dir + "/bench.json";
+      const test::CommandResult r =
+          test::run_hazefree("bench --size 96x64 --frames 2 --warmup 0 --backend cpu --mode " + mode + " --depth " +
+                             std::to_string(depth) + " --json " + q(json_path));
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+      std::ifstream file(json_path);
+      const nlohmann::json doc = nlohmann::json::parse(file);
+      REQUIRE(doc.at("results").size() == 1);
+      CHECK(doc["results"][0].at("depth") == depth);
+      CHECK(doc["results"][0].at("ms_per_frame_median").get<double>() > 0);
+    }
+  }
+  // A decoded input is benchmarked at its own depth, or converted to the one asked for.
+  const std::string clip = dir + "/in10.mkv";
+  make_ten_bit_clip(clip, 64, 48, 0.2);
+  for (const auto& [option, depth] : std::vector<std::pair<std::string, int>>{{"", 10}, {"--depth 12", 12}, {"--depth 8", 8}}) {
+    CAPTURE(option);
+    const std::string json_path = dir + "/input.json";
+    const test::CommandResult r = test::run_hazefree("bench --input " + q(clip) + " --frames 2 --warmup 0 --backend cpu --mode he " +
+                                                     option + " --json " + q(json_path));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::ifstream file(json_path);
+    CHECK(nlohmann::json::parse(file)["results"][0].at("depth") == depth);
+  }
+  const test::CommandResult bad = test::run_hazefree("bench --size 96x64 --depth 9");
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("--depth") != std::string::npos);
 }
