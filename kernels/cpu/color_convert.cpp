@@ -76,18 +76,25 @@ T* row_of(T* base, int stride, int y) {
 
 // The samples of a frame row stored as T (std::uint8_t at 8 bits, std::uint16_t above), the
 // value held `shift` bits up (P010/P016; 0 elsewhere).
+// 8-bit samples are never shifted.
 template <typename T>
 struct SampleRow {
   const std::uint8_t* bytes;
   int shift;
-  int operator[](int i) const { return reinterpret_cast<const T*>(bytes)[i] >> shift; }
+  int operator[](int i) const {
+    if constexpr (sizeof(T) == 1) return bytes[i];
+    else return reinterpret_cast<const T*>(bytes)[i] >> shift;
+  }
 };
 
 template <typename T>
 struct SampleRowOut {
   std::uint8_t* bytes;
   int shift;
-  void put(int i, int v) const { reinterpret_cast<T*>(bytes)[i] = static_cast<T>(v << shift); }
+  void put(int i, int v) const {
+    if constexpr (sizeof(T) == 1) bytes[i] = static_cast<std::uint8_t>(v);
+    else reinterpret_cast<T*>(bytes)[i] = static_cast<T>(v << shift);
+  }
 };
 
 // ---- the arithmetic of each path ----------------------------------------------------------

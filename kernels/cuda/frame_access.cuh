@@ -58,12 +58,6 @@ inline FrameRef frame_ref(const ImageView& f) {
 
 __device__ __forceinline__ float clamp01(float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); }
 
-// floor(v + 0.5) clamped to 0..255, as the CPU's round_code.
-__device__ __forceinline__ std::uint8_t round_code(float v) {
-  const float r = floorf(__fadd_rn(v, 0.5f));
-  return static_cast<std::uint8_t>(r < 0.f ? 0.f : (r > 255.f ? 255.f : r));
-}
-
 // floor(v + 0.5) clamped to 0..max (the largest code at the frame's depth), as the CPU's
 // round_code of the float path.
 __device__ __forceinline__ int round_code(float v, float max) {
