@@ -94,8 +94,9 @@ void fill_smooth(const ImageView& v, std::uint32_t seed) {
 void poison(const ImageView& v) {
   for (int p = 0; p < v.plane_count; ++p)
     for (int y = 0; y < v.planes[p].height; ++y)
-      std::memset(v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride, 0xA5,
-                  static_cast<std::size_t>(v.planes[p].width) * bytes_per_sample(v.format, p, v.depth));
+      std::memset(
+          v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride, 0xA5,
+          static_cast<std::size_t>(v.planes[p].width) * bytes_per_sample(v.format, p, v.depth));
 }
 
 struct CodeDiff {
@@ -105,8 +106,8 @@ struct CodeDiff {
   double mean() const { return samples ? sum_abs / samples : 0.0; }
   double share_over_1() const { return samples ? static_cast<double>(over_1) / samples : 0.0; }
   std::string text() const {
-    return "max " + std::to_string(max_abs) + ", mean " + std::to_string(mean()) + ", >1: " +
-           std::to_string(over_1) + "/" + std::to_string(samples) + ", differing " +
+    return "max " + std::to_string(max_abs) + ", mean " + std::to_string(mean()) +
+           ", >1: " + std::to_string(over_1) + "/" + std::to_string(samples) + ", differing " +
            std::to_string(differing);
   }
 };
@@ -136,7 +137,9 @@ long long low_bits_set(const ImageView& v) {
     for (int y = 0; y < v.planes[p].height; ++y)
       for (int i = 0; i < row_samples(v, p); ++i) {
         std::uint16_t raw;
-        std::memcpy(&raw, v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride + 2 * i, 2);
+        std::memcpy(&raw,
+                    v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride + 2 * i,
+                    2);
         n += (raw & ((1 << shift) - 1)) != 0;
       }
   return n;
@@ -175,8 +178,10 @@ TEST_CASE("frame to float RGB at depth: identical to the CPU on every layout, ma
             const int stride = cuda::float_stride(s.w);
             const std::size_t plane = static_cast<std::size_t>(stride) * s.h;
             std::vector<float> expected(plane * 3, -1.f), actual(plane * 3, -2.f);
-            cpu::frame_to_rgb_f32(in.view(), RgbPlanesF{expected.data(), expected.data() + plane,
-                                                        expected.data() + 2 * plane, stride}, 1);
+            cpu::frame_to_rgb_f32(in.view(),
+                                  RgbPlanesF{expected.data(), expected.data() + plane,
+                                             expected.data() + 2 * plane, stride},
+                                  1);
             cuda::DeviceFrame d_frame;
             d_frame.shape(f, s.w, s.h, depth);
             ImageView& dv = d_frame.view();
@@ -189,7 +194,8 @@ TEST_CASE("frame to float RGB at depth: identical to the CPU on every layout, ma
             const cuda::DevicePlaneF pg{d_rgb.get() + plane, s.w, s.h, stride};
             const cuda::DevicePlaneF pb{d_rgb.get() + 2 * plane, s.w, s.h, stride};
             cuda::launch_frame_to_rgb_f32(dv, pr, pg, pb, nullptr);
-            HAZEFREE_CUDA_CHECK(cudaMemcpy(actual.data(), d_rgb.get(), d_rgb.bytes(), cudaMemcpyDeviceToHost));
+            HAZEFREE_CUDA_CHECK(
+                cudaMemcpy(actual.data(), d_rgb.get(), d_rgb.bytes(), cudaMemcpyDeviceToHost));
             long long differing = 0;
             for (int c = 0; c < 3; ++c)
               for (int y = 0; y < s.h; ++y)
@@ -203,20 +209,24 @@ TEST_CASE("frame to float RGB at depth: identical to the CPU on every layout, ma
           }
 }
 
-TEST_CASE("fused dark channel at depth: grey, dark channel and block maxima identical to the CPU's") {
+TEST_CASE("fused dark channel at depth: grey, dark channel and block maxima as the CPU's") {
   for (const int depth : kDepths)
     for (const PixelFormat f : gpu_test::all_formats())
-      for (const gpu_test::Size s : {gpu_test::Size{17, 9}, gpu_test::Size{65, 33}, gpu_test::Size{321, 241}}) {
+      for (const gpu_test::Size s :
+           {gpu_test::Size{17, 9}, gpu_test::Size{65, 33}, gpu_test::Size{321, 241}}) {
         const std::uint32_t seed = fresh_seed();
         Image in = make_image(f, s.w, s.h, depth);
-        if (seed % 2) fill_random(in.view(), seed);
-        else fill_smooth(in.view(), seed);
+        if (seed % 2)
+          fill_random(in.view(), seed);
+        else
+          fill_smooth(in.view(), seed);
         const int stride = cuda::float_stride(s.w);
         const std::size_t plane = static_cast<std::size_t>(stride) * s.h;
         std::vector<float> rgb(plane * 3), grey(plane), dark(plane);
         const RgbPlanesF planes{rgb.data(), rgb.data() + plane, rgb.data() + 2 * plane, stride};
         cpu::frame_to_rgb_f32(in.view(), planes, 1);
-        const PlaneF cpu_grey{grey.data(), s.w, s.h, stride}, cpu_dark{dark.data(), s.w, s.h, stride};
+        const PlaneF cpu_grey{grey.data(), s.w, s.h, stride},
+            cpu_dark{dark.data(), s.w, s.h, stride};
         cpu::grey_and_channel_min(planes, cpu_grey, cpu_dark, 1);
         cpu::MinFilter min_filter;
         min_filter.apply(cpu_dark, cpu_dark, 7, 1);
@@ -231,9 +241,11 @@ TEST_CASE("fused dark channel at depth: grey, dark channel and block maxima iden
         const cuda::DevicePlaneF g_dark{d_planes.get() + plane, s.w, s.h, stride};
         const std::vector<cpu::BlockMax>& blocks = estimator.ranked_blocks();
         cuda::DeviceBuffer<float4> d_blocks(blocks.size());
-        cuda::launch_grey_and_dark_channel(d_frame.view(), 7, g_grey, g_dark, d_blocks.get(), nullptr);
+        cuda::launch_grey_and_dark_channel(d_frame.view(), 7, g_grey, g_dark, d_blocks.get(),
+                                           nullptr);
         std::vector<float> got(plane * 2);
-        HAZEFREE_CUDA_CHECK(cudaMemcpy(got.data(), d_planes.get(), d_planes.bytes(), cudaMemcpyDeviceToHost));
+        HAZEFREE_CUDA_CHECK(
+            cudaMemcpy(got.data(), d_planes.get(), d_planes.bytes(), cudaMemcpyDeviceToHost));
         long long differing = 0;
         for (int y = 0; y < s.h; ++y)
           for (int x = 0; x < s.w; ++x) {
@@ -242,7 +254,8 @@ TEST_CASE("fused dark channel at depth: grey, dark channel and block maxima iden
             differing += std::memcmp(&got[plane + i], &dark[i], sizeof(float)) != 0;
           }
         std::vector<float4> got_blocks(blocks.size());
-        HAZEFREE_CUDA_CHECK(cudaMemcpy(got_blocks.data(), d_blocks.get(), d_blocks.bytes(), cudaMemcpyDeviceToHost));
+        HAZEFREE_CUDA_CHECK(cudaMemcpy(got_blocks.data(), d_blocks.get(), d_blocks.bytes(),
+                                       cudaMemcpyDeviceToHost));
         long long differing_blocks = 0;
         for (const cpu::BlockMax& e : blocks) {
           const float4 b = got_blocks[static_cast<std::size_t>(e.index)];
@@ -265,15 +278,18 @@ TEST_CASE("DCP frames at depth: within one code of the CPU, every layout and odd
     for (const PixelFormat f : gpu_test::all_formats())
       for (const gpu_test::Size s : sizes)
         for (const int subsample : {1, 4}) {
-          if (s.w * s.h > 1'000'000 && f != PixelFormat::yuv420p && f != PixelFormat::nv12) continue;
+          if (s.w * s.h > 1'000'000 && f != PixelFormat::yuv420p && f != PixelFormat::nv12)
+            continue;
           if (gpu_test::skip_large(s.w, s.h)) continue;
           for (const bool smooth : {true, false}) {
             ProcessingConfig c = dcp_config();
             c.dcp.gf_subsample = subsample;
             const std::uint32_t seed = fresh_seed();
             Image in = make_image(f, s.w, s.h, depth);
-            if (smooth) fill_smooth(in.view(), seed);
-            else fill_random(in.view(), seed);
+            if (smooth)
+              fill_smooth(in.view(), seed);
+            else
+              fill_random(in.view(), seed);
             in.view().matrix = default_matrix_for_height(s.h);
             Image a = make_image(f, s.w, s.h, depth), b = make_image(f, s.w, s.h, depth);
             poison(b.view());
@@ -294,11 +310,12 @@ TEST_CASE("DCP frames at depth: within one code of the CPU, every layout and odd
             identical += d.differing == 0;
           }
         }
-  MESSAGE("DCP at depth vs CPU over ", frames, " frames: ", identical, " identical; worst mean |diff| ",
-          worst_mean, " codes, worst max ", worst_max, ", worst share > 1 code ", worst_share);
+  MESSAGE("DCP at depth vs CPU over ", frames, " frames: ", identical,
+          " identical; worst mean |diff| ", worst_mean, " codes, worst max ", worst_max,
+          ", worst share > 1 code ", worst_share);
 }
 
-TEST_CASE("DCP at depth: the atmospheric light sequence over frames equals the CPU's, cuts and reset") {
+TEST_CASE("DCP at depth: the atmospheric light sequence equals the CPU's, cuts and reset") {
   for (const int depth : {10, 16}) {
     const PixelFormat f = depth == 10 ? PixelFormat::nv12 : PixelFormat::yuv420p;
     auto cpu = make_cpu_processor(dcp_config());
@@ -311,8 +328,10 @@ TEST_CASE("DCP at depth: the atmospheric light sequence over frames equals the C
       }
       Image in = make_image(f, w, h, depth);
       // Frames drift slowly; frame 4 is a cut (random content).
-      if (frame == 4) fill_random(in.view(), fresh_seed());
-      else fill_smooth(in.view(), 1000 + frame);
+      if (frame == 4)
+        fill_random(in.view(), fresh_seed());
+      else
+        fill_smooth(in.view(), 1000 + frame);
       Image a = make_image(f, w, h, depth), b = make_image(f, w, h, depth);
       cpu->process(in.view(), a.view());
       gpu->process(in.view(), b.view());
@@ -363,8 +382,8 @@ TEST_CASE("DCP at depth through two lanes: the frames and A sequence of one-by-o
 
 TEST_CASE("DCP at depth: the CUDA temporal-state estimate equals the CPU's and leaves the state") {
   for (const int depth : kDepths)
-    for (const PixelFormat f : {PixelFormat::yuv420p, PixelFormat::nv12, PixelFormat::gray8,
-                                PixelFormat::rgb24}) {
+    for (const PixelFormat f :
+         {PixelFormat::yuv420p, PixelFormat::nv12, PixelFormat::gray8, PixelFormat::rgb24}) {
       auto cpu = make_cpu_processor(dcp_config());
       auto gpu = make_cuda_processor(dcp_config());
       const int w = 333, h = 187;
@@ -391,7 +410,8 @@ TEST_CASE("DCP at depth: the CUDA temporal-state estimate equals the CPU's and l
 
 TEST_CASE("DCP at depth: frames of different depths are refused on the GPU") {
   auto gpu = make_cuda_processor(dcp_config());
-  Image in = make_image(PixelFormat::yuv420p, 16, 8, 10), out8 = make_image(PixelFormat::yuv420p, 16, 8, 8);
+  Image in = make_image(PixelFormat::yuv420p, 16, 8, 10),
+        out8 = make_image(PixelFormat::yuv420p, 16, 8, 8);
   CHECK_THROWS_AS(gpu->process(in.view(), out8.view()), std::invalid_argument);
   cuda::CudaProcessor lanes(dcp_config(), 1);
   cuda::DeviceFrame d_in, d_out;

@@ -19,13 +19,15 @@ using namespace hazefree;
 
 namespace {
 
-constexpr PixelFormat kFormats[] = {PixelFormat::yuv420p, PixelFormat::yuv422p, PixelFormat::yuv444p,
-                                    PixelFormat::nv12,    PixelFormat::gray8,   PixelFormat::rgb24};
+constexpr PixelFormat kFormats[] = {PixelFormat::yuv420p, PixelFormat::yuv422p,
+                                    PixelFormat::yuv444p, PixelFormat::nv12,
+                                    PixelFormat::gray8,   PixelFormat::rgb24};
 constexpr int kDepths[] = {10, 12, 16};
 
 oracle::Matrix to_oracle(ColorMatrix m) {
-  return m == ColorMatrix::bt709 ? oracle::Matrix::bt709
-                                 : (m == ColorMatrix::bt2020 ? oracle::Matrix::bt2020 : oracle::Matrix::bt601);
+  return m == ColorMatrix::bt709
+             ? oracle::Matrix::bt709
+             : (m == ColorMatrix::bt2020 ? oracle::Matrix::bt2020 : oracle::Matrix::bt601);
 }
 
 Image frame(PixelFormat f, int w, int h, int depth, ColorMatrix m, ColorRange r) {
@@ -117,7 +119,8 @@ TEST_CASE("colour at depth: float encode against the double reference, exact anc
         cpu::rgb_f32_to_frame(in.planes(), f.view(), 1);
         double worst = 0.0;
         for (int i = 0; i < n; ++i) {
-          const auto ref = oracle::rgb_to_ycbcr_at(in.r[i], in.g[i], in.b[i], to_oracle(m), limited, depth);
+          const auto ref =
+              oracle::rgb_to_ycbcr_at(in.r[i], in.g[i], in.b[i], to_oracle(m), limited, depth);
           for (int p = 0; p < 3; ++p)
             worst = std::max(worst, std::fabs(sample(f.view(), p, i, 0) - ref[p]));
         }
@@ -143,29 +146,35 @@ TEST_CASE("colour at depth: float decode against the double reference") {
         const bool limited = range == ColorRange::limited;
         std::uniform_int_distribution<int> code(0, max_code(depth));
         const int n = 400;
-        for (const PixelFormat fmt : {PixelFormat::yuv444p, PixelFormat::gray8, PixelFormat::rgb24}) {
+        for (const PixelFormat fmt :
+             {PixelFormat::yuv444p, PixelFormat::gray8, PixelFormat::rgb24}) {
           Image f = frame(fmt, n, 1, depth, m, range);
           for (int p = 0; p < f.view().plane_count; ++p)
-            for (int i = 0; i < row_samples(f.view(), p); ++i) set_sample(f.view(), p, i, 0, code(rng));
+            for (int i = 0; i < row_samples(f.view(), p); ++i)
+              set_sample(f.view(), p, i, 0, code(rng));
           RgbFPlanes out(n, 1);
           cpu::frame_to_rgb_f32(f.view(), out.planes(), 1);
           double worst = 0.0;
           for (int i = 0; i < n; ++i) {
             std::array<double, 3> ref;
             if (fmt == PixelFormat::rgb24) {
-              for (int c = 0; c < 3; ++c) ref[c] = sample(f.view(), 0, 3 * i + c, 0) / double(max_code(depth));
+              for (int c = 0; c < 3; ++c)
+                ref[c] = sample(f.view(), 0, 3 * i + c, 0) / double(max_code(depth));
             } else if (fmt == PixelFormat::gray8) {
               const double c0 = std::ldexp(1.0, depth - 1);
-              ref = oracle::ycbcr_to_rgb_at(sample(f.view(), 0, i, 0), c0, c0, to_oracle(m), limited, depth);
+              ref = oracle::ycbcr_to_rgb_at(sample(f.view(), 0, i, 0), c0, c0, to_oracle(m),
+                                            limited, depth);
             } else {
-              ref = oracle::ycbcr_to_rgb_at(sample(f.view(), 0, i, 0), sample(f.view(), 1, i, 0),
-                                            sample(f.view(), 2, i, 0), to_oracle(m), limited, depth);
+              ref =
+                  oracle::ycbcr_to_rgb_at(sample(f.view(), 0, i, 0), sample(f.view(), 1, i, 0),
+                                          sample(f.view(), 2, i, 0), to_oracle(m), limited, depth);
             }
             const float got[3] = {out.r[i], out.g[i], out.b[i]};
             for (int c = 0; c < 3; ++c)
               worst = std::max(worst, std::fabs(got[c] - std::clamp(ref[c], 0.0, 1.0)));
           }
-          INFO(format_name(fmt, depth) << " matrix " << int(m) << " limited " << limited << " worst " << worst);
+          INFO(format_name(fmt, depth)
+               << " matrix " << int(m) << " limited " << limited << " worst " << worst);
           // A few float roundings of values below 2: well under a millionth.
           CHECK(worst <= 1e-6);
         }
@@ -183,8 +192,8 @@ TEST_CASE("colour at depth: rgb -> frame -> rgb -> frame round trips within one 
             cpu::rgb_f32_to_frame(src.planes(), a.view(), 2);
             cpu::frame_to_rgb_f32(a.view(), mid.planes(), 2);
             cpu::rgb_f32_to_frame(mid.planes(), b.view(), 2);
-            INFO(format_name(fmt, depth) << " " << w << "x" << h << " matrix " << int(m)
-                                         << " range " << int(range));
+            INFO(format_name(fmt, depth)
+                 << " " << w << "x" << h << " matrix " << int(m) << " range " << int(range));
             CHECK(max_code_diff(a.view(), b.view()) <= 1);
             // The decoded luma is the source's within a code of the depth (4:4:4 and RGB keep
             // each pixel's colour).
@@ -204,7 +213,8 @@ TEST_CASE("colour at depth: nv12 (P010/P016) equals yuv420p at the same depth, b
   for (const int depth : kDepths)
     for (auto [w, h] : {std::pair{1, 1}, {3, 2}, {17, 9}, {64, 37}}) {
       std::uniform_int_distribution<int> code(0, max_code(depth));
-      Image planar = frame(PixelFormat::yuv420p, w, h, depth, ColorMatrix::bt709, ColorRange::limited);
+      Image planar =
+          frame(PixelFormat::yuv420p, w, h, depth, ColorMatrix::bt709, ColorRange::limited);
       Image nv12 = frame(PixelFormat::nv12, w, h, depth, ColorMatrix::bt709, ColorRange::limited);
       const ImageView& p = planar.view();
       const ImageView& q = nv12.view();

@@ -154,7 +154,7 @@ ImageView with_colour(ImageView v, ColorMatrix m, ColorRange r) {
 
 }  // namespace
 
-TEST_CASE("dehaze at depth: a 16-bit RGB photo within one code at 10-bit precision of the double reference") {
+TEST_CASE("dehaze at depth: 16-bit RGB photo within one 10-bit code of the double reference") {
   const test::Rgb8 photo = test::load_sample_rgb("coffee.png");
   REQUIRE_MESSAGE(photo.w > 0, "samples/images/coffee.png is missing");
   struct Case {
@@ -174,12 +174,13 @@ TEST_CASE("dehaze at depth: a 16-bit RGB photo within one code at 10-bit precisi
     Image out(PixelFormat::rgb24, in.view().width, in.view().height, 64, 16);
     cpu::Dehazer dehazer(p, 2);
     dehazer.process(in.view(), out.view());
-    const oracle::ChainResult ref = oracle::dehaze_double(input, oracle_params(p), p.a_top_fraction);
+    const oracle::ChainResult ref =
+        oracle::dehaze_double(input, oracle_params(p), p.a_top_fraction);
     check_light(dehazer.atmospheric_light(), ref.a);
     const double worst = rgb_difference_at_10_bits(out.view(), ref.j);
     INFO(in.view().width << "x" << in.view().height << " gf " << k.gf_radius << "/" << k.subsample);
-    MESSAGE("rgb48 " << in.view().width << "x" << in.view().height << ": worst difference "
-                     << worst << " codes at 10 bits");
+    MESSAGE("rgb48 " << in.view().width << "x" << in.view().height << ": worst difference " << worst
+                     << " codes at 10 bits");
     CHECK(worst <= 1.0);
   }
 }
@@ -194,8 +195,9 @@ TEST_CASE("dehaze at depth: yuv420p10 within one code of the double reference") 
     const ImageView v = with_colour(in.view(), ColorMatrix::bt709, range);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        const auto ycc = oracle::rgb_to_ycbcr_at(hazy[0].at(x, y), hazy[1].at(x, y), hazy[2].at(x, y),
-                                                 oracle::Matrix::bt709, limited, depth);
+        const auto ycc =
+            oracle::rgb_to_ycbcr_at(hazy[0].at(x, y), hazy[1].at(x, y), hazy[2].at(x, y),
+                                    oracle::Matrix::bt709, limited, depth);
         set_sample(v, 0, x, y, static_cast<int>(std::lround(ycc[0])));
       }
     auto block_mean = [&](const RgbD& rgb, int cx, int cy) {
@@ -211,7 +213,8 @@ TEST_CASE("dehaze at depth: yuv420p10 within one code of the double reference") 
     for (int cy = 0; cy < ch; ++cy)
       for (int cx = 0; cx < cw; ++cx) {
         const auto m = block_mean(hazy, cx, cy);
-        const auto ycc = oracle::rgb_to_ycbcr_at(m[0], m[1], m[2], oracle::Matrix::bt709, limited, depth);
+        const auto ycc =
+            oracle::rgb_to_ycbcr_at(m[0], m[1], m[2], oracle::Matrix::bt709, limited, depth);
         set_sample(v, 1, cx, cy, static_cast<int>(std::lround(ycc[1])));
         set_sample(v, 2, cx, cy, static_cast<int>(std::lround(ycc[2])));
       }
@@ -225,7 +228,8 @@ TEST_CASE("dehaze at depth: yuv420p10 within one code of the double reference") 
         for (int c = 0; c < 3; ++c) decoded[c].at(x, y) = std::clamp(rgb[c], 0.0, 1.0);
       }
     DcpParams p;
-    const oracle::ChainResult ref = oracle::dehaze_double(decoded, oracle_params(p), p.a_top_fraction);
+    const oracle::ChainResult ref =
+        oracle::dehaze_double(decoded, oracle_params(p), p.a_top_fraction);
     Image out(PixelFormat::yuv420p, w, h, 64, depth);
     cpu::Dehazer dehazer(p, 2);
     dehazer.process(v, out.view());
@@ -234,16 +238,20 @@ TEST_CASE("dehaze at depth: yuv420p10 within one code of the double reference") 
     int worst = 0;
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
-        const auto ycc = oracle::rgb_to_ycbcr_at(ref.j[0].at(x, y), ref.j[1].at(x, y), ref.j[2].at(x, y),
-                                                 oracle::Matrix::bt709, limited, depth);
-        worst = std::max(worst, std::abs(sample(o, 0, x, y) - static_cast<int>(std::floor(ycc[0] + 0.5))));
+        const auto ycc =
+            oracle::rgb_to_ycbcr_at(ref.j[0].at(x, y), ref.j[1].at(x, y), ref.j[2].at(x, y),
+                                    oracle::Matrix::bt709, limited, depth);
+        worst = std::max(worst,
+                         std::abs(sample(o, 0, x, y) - static_cast<int>(std::floor(ycc[0] + 0.5))));
       }
     for (int cy = 0; cy < ch; ++cy)
       for (int cx = 0; cx < cw; ++cx) {
         const auto m = block_mean(ref.j, cx, cy);
-        const auto ycc = oracle::rgb_to_ycbcr_at(m[0], m[1], m[2], oracle::Matrix::bt709, limited, depth);
+        const auto ycc =
+            oracle::rgb_to_ycbcr_at(m[0], m[1], m[2], oracle::Matrix::bt709, limited, depth);
         for (int c = 1; c < 3; ++c)
-          worst = std::max(worst, std::abs(sample(o, c, cx, cy) - static_cast<int>(std::floor(ycc[c] + 0.5))));
+          worst = std::max(
+              worst, std::abs(sample(o, c, cx, cy) - static_cast<int>(std::floor(ycc[c] + 0.5))));
       }
     INFO("range " << int(range));
     MESSAGE("yuv420p10 " << std::string(limited ? "limited" : "full")
@@ -266,13 +274,16 @@ TEST_CASE("dehaze at depth: the atmospheric light over frames, drift, a cut and 
         has_light = false;
       }
       // Frames 0-2 drift slowly, frame 3 is a cut (other haze and scene), then the first haze.
-      const std::array<double, 3> a = frame == 3 ? std::array<double, 3>{0.2, 0.25, 0.3}
-                                                 : std::array<double, 3>{0.8 + 0.01 * frame, 0.84, 0.88 - 0.01 * frame};
+      const std::array<double, 3> a =
+          frame == 3 ? std::array<double, 3>{0.2, 0.25, 0.3}
+                     : std::array<double, 3>{0.8 + 0.01 * frame, 0.84, 0.88 - 0.01 * frame};
       RgbD input;
-      Image in = rgb_frame(add_haze(synthetic_scene(w, h, frame == 3 ? 2.5 : 0.1 * frame), a), depth, &input);
+      Image in = rgb_frame(add_haze(synthetic_scene(w, h, frame == 3 ? 2.5 : 0.1 * frame), a),
+                           depth, &input);
       Image out(PixelFormat::rgb24, w, h, 64, depth);
       dehazer.process(in.view(), out.view());
-      const std::array<double, 3> estimate = oracle::atmosphere_double(input, p.patch_radius, p.a_top_fraction);
+      const std::array<double, 3> estimate =
+          oracle::atmosphere_double(input, p.patch_radius, p.a_top_fraction);
       INFO("depth " << depth << " frame " << frame);
       check_light(dehazer.atmospheric_estimate(), estimate);
       double change = 0.0;
@@ -290,7 +301,8 @@ TEST_CASE("dehaze at depth: the atmospheric light over frames, drift, a cut and 
   }
 }
 
-TEST_CASE("dehaze at depth: an 8-bit picture promoted to 10 bits gives four times the 8-bit codes") {
+TEST_CASE(
+    "dehaze at depth: an 8-bit picture promoted to 10 bits gives four times the 8-bit codes") {
   // Limited range: (4 Y - 64) / 876 = (Y - 16) / 219 and the chroma likewise, with float
   // coefficients exactly a quarter of the 8-bit ones, so the float chain sees the same RGB and
   // the 10-bit result is the 8-bit result's unrounded value times four: within half an 8-bit code.
@@ -306,7 +318,8 @@ TEST_CASE("dehaze at depth: an 8-bit picture promoted to 10 bits gives four time
         for (int y = 0; y < v8.planes[pl].height; ++y)
           for (int i = 0; i < row_samples(v8, pl); ++i) {
             const double s = std::sin(0.05 * i + 0.3 * frame) * std::cos(0.07 * y + pl);
-            const int code = pl == 0 ? 40 + static_cast<int>(90 + 80 * s) : 128 + static_cast<int>(40 * s);
+            const int code =
+                pl == 0 ? 40 + static_cast<int>(90 + 80 * s) : 128 + static_cast<int>(40 * s);
             set_sample(v8, pl, i, y, code);
             set_sample(v10, pl, i, y, code << 2);
           }
@@ -366,7 +379,8 @@ TEST_CASE("dehaze at depth: P010 nv12 equals yuv420p10, threads do not change th
       CHECK(identical(a.view(), b.view()));
       bool same = true;
       for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) same = same && sample(a.view(), 0, x, y) == sample(c.view(), 0, x, y);
+        for (int x = 0; x < w; ++x)
+          same = same && sample(a.view(), 0, x, y) == sample(c.view(), 0, x, y);
       for (int y = 0; y < a.view().planes[1].height; ++y)
         for (int x = 0; x < a.view().planes[1].width; ++x)
           same = same && sample(a.view(), 1, x, y) == sample(c.view(), 1, 2 * x, y) &&
@@ -375,14 +389,15 @@ TEST_CASE("dehaze at depth: P010 nv12 equals yuv420p10, threads do not change th
     }
   // Every other layout at depth: one thread and all threads give the same frame.
   for (const int depth : {10, 16})
-    for (const PixelFormat fmt : {PixelFormat::yuv422p, PixelFormat::yuv444p, PixelFormat::gray8,
-                                  PixelFormat::rgb24}) {
+    for (const PixelFormat fmt :
+         {PixelFormat::yuv422p, PixelFormat::yuv444p, PixelFormat::gray8, PixelFormat::rgb24}) {
       const int w = 53, h = 38;
       Image in(fmt, w, h, 64, depth);
       for (int pl = 0; pl < in.view().plane_count; ++pl)
         for (int y = 0; y < h; ++y)
           for (int i = 0; i < row_samples(in.view(), pl); ++i)
-            set_sample(in.view(), pl, i, y, ((i * 37 + y * 101 + pl * 7) * 613) % (max_code(depth) + 1));
+            set_sample(in.view(), pl, i, y,
+                       ((i * 37 + y * 101 + pl * 7) * 613) % (max_code(depth) + 1));
       Image a(fmt, w, h, 64, depth), b(fmt, w, h, 64, depth);
       cpu::Dehazer(p, 1).process(in.view(), a.view());
       cpu::Dehazer(p, 0).process(in.view(), b.view());
