@@ -264,7 +264,9 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     const int deepest = deepest_format(accepted);
     std::string message = std::string(codec->name) + " holds at most " + std::to_string(deepest) + " bits; for " +
                           std::to_string(depth) + "-bit output use " + encoders_holding(depth, codec);
-    if (deepest == 8 || deepest == 10 || deepest == 12) message += ", or --output-depth " + std::to_string(deepest);
+    // RGB exists at 8 and 16 bits only: its way down is 8.
+    const int way_down = layout == PixelFormat::rgb24 ? 8 : deepest;
+    if (way_down == 8 || way_down == 10 || way_down == 12) message += ", or --output-depth " + std::to_string(way_down);
     throw_io(name, message);
   }
   const bool full_range_yuv = is_yuv(layout) && info.range == ColorRange::full;

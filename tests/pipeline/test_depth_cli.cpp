@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -65,10 +66,13 @@ int count_packets(const std::string& path, const std::string& stream) {
 // Every picture of a file decoded by ffmpeg as raw `pix_fmt` samples (16-bit little-endian words
 // above 8 bits).
 std::vector<int> raw_samples(const std::string& path, const std::string& pix_fmt) {
-  const std::string raw = path + "." + pix_fmt + ".raw";
+  // Beside the build's other test files, never beside the input (which may be a sample).
+  const std::string raw = std::string(HAZEFREE_TEST_TMP) + "/depth-cli-" + std::to_string(getpid()) + "-" +
+                          std::filesystem::path(path).filename().string() + "." + pix_fmt + ".raw";
   ffmpeg("-i " + q(path) + " -f rawvideo -pix_fmt " + pix_fmt + " " + q(raw));
   std::ifstream file(raw, std::ios::binary);
   const std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  std::filesystem::remove(raw);
   const bool wide = pix_fmt.find("le") != std::string::npos;
   std::vector<int> values;
   for (std::size_t i = 0; i + (wide ? 1 : 0) < bytes.size(); i += wide ? 2 : 1) {
