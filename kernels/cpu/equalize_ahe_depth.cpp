@@ -52,14 +52,31 @@ struct Geometry {
   const std::uint8_t* row_hi;
 };
 
-HAZEFREE_AHE_DEPTH_INLINE std::uint32_t bucket_excess(const std::uint32_t* h, std::uint32_t limit) {
-  std::uint32_t excess = 0;
-  for (int i = 0; i < kBucket; ++i) excess += h[i] > limit ? h[i] - limit : 0u;
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Count bucket_excess(const Count* __restrict h, Count limit) {
+  Count excess = 0;
+  for (int i = 0; i < kBucket; ++i) excess = static_cast<Count>(excess + (h[i] > limit ? h[i] - limit : 0));
   return excess;
 }
 
-// Rows [y_begin, y_end) of one plane.
-template <bool kClip>
+// The window's counters: 16 bits while n = w*w fits (w <= 255, twice the vector lanes), else 32.
+template <typename Count> struct WindowArrays;
+template <> struct WindowArrays<std::uint16_t> {
+  static std::uint16_t* fine(AheDepthEqualizer::Strip& s) { return s.fine_hist16.data(); }
+  static std::uint16_t* left(AheDepthEqualizer::Strip& s) { return s.left_fine16.data(); }
+  static std::uint16_t* counts(AheDepthEqualizer::Strip& s) { return s.coarse_hist16.data(); }
+  static std::uint16_t* excess(AheDepthEqualizer::Strip& s) { return s.bucket_excess16.data(); }
+};
+template <> struct WindowArrays<std::uint32_t> {
+  static std::uint32_t* fine(AheDepthEqualizer::Strip& s) { return s.fine_hist.data(); }
+  static std::uint32_t* left(AheDepthEqualizer::Strip& s) { return s.left_fine.data(); }
+  static std::uint32_t* counts(AheDepthEqualizer::Strip& s) { return s.coarse_hist.data(); }
+  static std::uint32_t* excess(AheDepthEqualizer::Strip& s) { return s.bucket_excess.data(); }
+};
+
+// Rows [y_begin, y_end) of one plane. Running sums in Count wrap but never exceed n, so they
+// come out exact.
+template <typename Count, bool kClip>
 HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                           int y_end, AheDepthEqualizer::Strip& ws) {
   const int width = g.width, height = g.height, r = g.radius;
@@ -69,12 +86,12 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
   auto bin_of = [=](std::uint16_t sample) { return ((sample >> value_shift) & max_code) >> bin_shift; };
   std::uint16_t* fine = ws.fine.data();
   std::uint16_t* coarse = ws.coarse.data();
-  std::uint32_t* left_fine = ws.left_fine.data();
+  Count* left_fine = WindowArrays<Count>::left(ws);
   std::uint32_t* left_coarse = ws.left_coarse.data();
-  std::uint32_t* hist = ws.fine_hist.data();
-  std::uint32_t* counts = ws.coarse_hist.data();
-  std::uint32_t* excess = ws.bucket_excess.data();
-  const std::uint32_t limit = static_cast<std::uint32_t>(g.limit);
+  Count* hist = WindowArrays<Count>::fine(ws);
+  Count* counts = WindowArrays<Count>::counts(ws);
+  Count* excess = WindowArrays<Count>::excess(ws);
+  const Count limit = static_cast<Count>(g.limit);
   auto row_of = [&](int y) { return src.data + static_cast<std::size_t>(y) * src.stride; };
 
   // Column histograms of the window rows around y_begin, and the window at x = 0.
@@ -88,11 +105,11 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
       ++coarse[static_cast<std::size_t>(x) * buckets + (b >> kBucketLog2)];
     }
   }
-  std::fill(left_fine, left_fine + bins, 0u);
+  std::fill(left_fine, left_fine + bins, Count{0});
   std::fill(left_coarse, left_coarse + buckets, 0u);
   for (int j = -r; j <= r; ++j) {
     const std::size_t c = static_cast<std::size_t>(rules::reflect101(j, width));
-    for (int i = 0; i < bins; ++i) left_fine[i] += fine[c * bins + i];
+    for (int i = 0; i < bins; ++i) left_fine[i] = static_cast<Count>(left_fine[i] + fine[c * bins + i]);
     for (int k = 0; k < buckets; ++k) left_coarse[k] += coarse[c * buckets + k];
   }
 
@@ -125,13 +142,13 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
       hi = std::max<int>(hi, g.row_hi[k]);
     }
     const std::size_t span = static_cast<std::size_t>(hi - lo + 1);
-    std::memcpy(hist + lo * kBucket, left_fine + lo * kBucket, span * kBucket * sizeof(std::uint32_t));
-    std::memcpy(counts + lo, left_coarse + lo, span * sizeof(std::uint32_t));
-    std::uint32_t total_excess = 0;
+    std::memcpy(hist + lo * kBucket, left_fine + lo * kBucket, span * kBucket * sizeof(Count));
+    for (int k = lo; k <= hi; ++k) counts[k] = static_cast<Count>(left_coarse[k]);
+    Count total_excess = 0;
     if (kClip) {
       for (int k = lo; k <= hi; ++k) {
         excess[k] = bucket_excess(hist + k * kBucket, limit);
-        total_excess += excess[k];
+        total_excess = static_cast<Count>(total_excess + excess[k]);
       }
     }
 
@@ -144,30 +161,37 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
         const std::uint16_t* enter_c = coarse + ce * buckets;
         const std::uint16_t* leave_c = coarse + cl * buckets;
         for (int k = lo; k <= hi; ++k) {
-          if ((enter_c[k] | leave_c[k]) == 0) continue;
-          counts[k] += static_cast<std::uint32_t>(enter_c[k]) - leave_c[k];
-          std::uint32_t* h = hist + k * kBucket;
-          const std::uint16_t* enter = fine + ce * bins + k * kBucket;
-          const std::uint16_t* leave = fine + cl * bins + k * kBucket;
-          for (int i = 0; i < kBucket; ++i) h[i] += static_cast<std::uint32_t>(enter[i]) - leave[i];
+          const int in_count = enter_c[k], out_count = leave_c[k];
+          if ((in_count | out_count) == 0) continue;
+          counts[k] = static_cast<Count>(counts[k] + in_count - out_count);
+          Count* __restrict h = hist + k * kBucket;
+          const std::uint16_t* __restrict enter = fine + ce * bins + k * kBucket;
+          const std::uint16_t* __restrict leave = fine + cl * bins + k * kBucket;
+          if (out_count == 0) {
+            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] + enter[i]);
+          } else if (in_count == 0) {
+            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] - leave[i]);
+          } else {
+            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] + enter[i] - leave[i]);
+          }
           if (kClip) {
-            const std::uint32_t e = bucket_excess(h, limit);
-            total_excess += e - excess[k];
+            const Count e = bucket_excess(h, limit);
+            total_excess = static_cast<Count>(total_excess + e - excess[k]);
             excess[k] = e;
           }
         }
       }
       const int b = bin_of(s[x]);
       const int kb = b >> kBucketLog2;
-      std::uint32_t below = 0;
-      const std::uint32_t* h = hist + kb * kBucket;
+      Count below = 0;
+      const Count* h = hist + kb * kBucket;
       const int top = b & (kBucket - 1);
       if (kClip) {
-        for (int k = lo; k < kb; ++k) below += counts[k] - excess[k];
-        for (int i = 0; i <= top; ++i) below += h[i] < limit ? h[i] : limit;
+        for (int k = lo; k < kb; ++k) below = static_cast<Count>(below + counts[k] - excess[k]);
+        for (int i = 0; i <= top; ++i) below = static_cast<Count>(below + (h[i] < limit ? h[i] : limit));
       } else {
-        for (int k = lo; k < kb; ++k) below += counts[k];
-        for (int i = 0; i <= top; ++i) below += h[i];
+        for (int k = lo; k < kb; ++k) below = static_cast<Count>(below + counts[k]);
+        for (int i = 0; i <= top; ++i) below = static_cast<Count>(below + h[i]);
       }
       const std::uint32_t cdf = kClip ? rules::clahe_cdf(below, total_excess, b, bins) : below;
       const int code = g.out_table ? g.out_table[cdf] : g.codes[rules::ahe_code(cdf, g.n, g.max_code)];
@@ -178,25 +202,30 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
 
 using StripFunction = void (*)(WideIn, WideOut, const Geometry&, int, int, AheDepthEqualizer::Strip&);
 
-template <bool kClip>
+template <typename Count, bool kClip>
 void strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
                     AheDepthEqualizer::Strip& ws) {
-  strip_body<kClip>(src, dst, g, y0, y1, ws);
+  strip_body<Count, kClip>(src, dst, g, y0, y1, ws);
 }
 
 #if HAZEFREE_AHE_DEPTH_AVX2
-template <bool kClip>
+template <typename Count, bool kClip>
 __attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0,
                                                 int y1, AheDepthEqualizer::Strip& ws) {
-  strip_body<kClip>(src, dst, g, y0, y1, ws);
+  strip_body<Count, kClip>(src, dst, g, y0, y1, ws);
 }
 #endif
 
+template <typename Count>
 StripFunction pick_strip(bool clip) {
 #if HAZEFREE_AHE_DEPTH_AVX2
-  if (__builtin_cpu_supports("avx2")) return clip ? strip_avx2<true> : strip_avx2<false>;
+  if (__builtin_cpu_supports("avx2")) return clip ? strip_avx2<Count, true> : strip_avx2<Count, false>;
 #endif
-  return clip ? strip_baseline<true> : strip_baseline<false>;
+  return clip ? strip_baseline<Count, true> : strip_baseline<Count, false>;
+}
+
+StripFunction pick_strip(bool wide_counters, bool clip) {
+  return wide_counters ? pick_strip<std::uint32_t>(clip) : pick_strip<std::uint16_t>(clip);
 }
 
 }  // namespace
@@ -221,6 +250,10 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
       s.left_coarse.assign(static_cast<std::size_t>(buckets), 0);
       s.coarse_hist.assign(static_cast<std::size_t>(buckets), 0);
       s.bucket_excess.assign(static_cast<std::size_t>(buckets), 0);
+      s.left_fine16.assign(static_cast<std::size_t>(bins), 0);
+      s.fine_hist16.assign(static_cast<std::size_t>(bins), 0);
+      s.coarse_hist16.assign(static_cast<std::size_t>(buckets), 0);
+      s.bucket_excess16.assign(static_cast<std::size_t>(buckets), 0);
     }
     width_ = width;
     depth_ = depth;
@@ -258,7 +291,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
   g.row_lo = row_lo_.data();
   g.row_hi = row_hi_.data();
 
-  const StripFunction strip = pick_strip(limit > 0);
+  const StripFunction strip = pick_strip(n > 65535, limit > 0);
 #pragma omp parallel for schedule(static, 1) num_threads(count)
   for (int k = 0; k < count; ++k) {
     const int y0 = static_cast<int>(static_cast<std::int64_t>(height) * k / count);

@@ -24,6 +24,8 @@ class AheDepthEqualizer {
     std::vector<std::uint16_t> coarse;  // width x K column counts per bucket of 64 bins
     std::vector<std::uint32_t> left_fine, left_coarse;  // the window at x = 0
     std::vector<std::uint32_t> fine_hist, coarse_hist, bucket_excess;  // the sliding window
+    // The same in 16 bits, for windows of at most 65535 pixels.
+    std::vector<std::uint16_t> left_fine16, fine_hist16, coarse_hist16, bucket_excess16;
   };
 
  private:

@@ -47,9 +47,10 @@ struct HeDepthArgs {
 };
 
 // Block (x, c, z) counts channel c's samples falling in slice z of the bins, rows blockIdx.x,
-// blockIdx.x + gridDim.x, ... of the rectangle. Below 8192 bins the slice holds `copies` copies of
-// the histogram (lane l counts into copy l % copies, bin-major), so that a warp of equal samples on
-// a smooth picture spreads its increments over several addresses.
+// blockIdx.x + gridDim.x, ... of the rectangle, eight samples per 16-byte load where the row
+// allows it. Below 8192 bins the slice holds `copies` copies of the histogram (lane l counts
+// into copy l % copies, bin-major), so that a warp of equal samples on a smooth picture spreads
+// its increments over several addresses.
 __global__ void __launch_bounds__(kHistThreads) he_depth_histogram_kernel(HeDepthArgs a) {
   __shared__ std::uint32_t s_hist[1 << kSliceLog2];
   const int c = blockIdx.y;
@@ -59,14 +60,30 @@ __global__ void __launch_bounds__(kHistThreads) he_depth_histogram_kernel(HeDept
   __syncthreads();
   const std::uint16_t* src = c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2]);
   const unsigned lo = blockIdx.z * slice_bins;
-  const int mask = a.bins - 1;
-  const int copy = (threadIdx.x % 32) % copies;
+  const int mask = a.bins - 1, shift = a.shift;
+  std::uint32_t* lane_hist = s_hist + (threadIdx.x % 32) % copies;
+  auto count = [&](unsigned sample) {
+    const unsigned rel = ((sample >> shift) & mask) - lo;
+    if (rel < static_cast<unsigned>(slice_bins)) atomicAdd(lane_hist + rel * copies, 1u);
+  };
   for (int y = a.y0 + blockIdx.x; y < a.y1; y += gridDim.x) {
     const std::uint16_t* row = src + static_cast<std::ptrdiff_t>(y) * a.stride;
-    for (int x = a.x0 + threadIdx.x; x < a.x1; x += blockDim.x) {
-      const unsigned rel = static_cast<unsigned>((__ldg(row + x) >> a.shift) & mask) - lo;
-      if (rel < static_cast<unsigned>(slice_bins)) atomicAdd(&s_hist[rel * copies + copy], 1u);
+    // Samples before the first 16-byte boundary, the aligned groups of eight, the rest.
+    const int head = static_cast<int>(((16 - (reinterpret_cast<std::uintptr_t>(row + a.x0) & 15)) & 15) / 2);
+    const int xa = min(a.x1, a.x0 + head);
+    const int groups = (a.x1 - xa) / 8;
+    for (int x = a.x0 + threadIdx.x; x < xa; x += blockDim.x) count(__ldg(row + x));
+    const uint4* vec = reinterpret_cast<const uint4*>(row + xa);
+    for (int g = threadIdx.x; g < groups; g += blockDim.x) {
+      const uint4 q = __ldg(vec + g);
+      const unsigned w[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        count(w[k] & 0xffffu);
+        count(w[k] >> 16);
+      }
     }
+    for (int x = xa + 8 * groups + threadIdx.x; x < a.x1; x += blockDim.x) count(__ldg(row + x));
   }
   __syncthreads();
   std::uint32_t* hist = a.hist + static_cast<std::size_t>(c) * a.bins + lo;
@@ -172,8 +189,9 @@ struct MapArgs {
   const std::uint16_t* lut;  // channels x bins
 };
 
+// Eight samples per thread, one 16-byte load and store where the row allows it.
 __global__ void he_depth_map_kernel(MapArgs a) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int x = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   const int c = blockIdx.z;
   if (x >= a.width || y >= a.height) return;
@@ -181,9 +199,23 @@ __global__ void he_depth_map_kernel(MapArgs a) {
   std::uint16_t* dst = c == 0 ? a.dst[0] : (c == 1 ? a.dst[1] : a.dst[2]);
   const int ss = c == 0 ? a.src_stride[0] : (c == 1 ? a.src_stride[1] : a.src_stride[2]);
   const int ds = c == 0 ? a.dst_stride[0] : (c == 1 ? a.dst_stride[1] : a.dst_stride[2]);
-  const int v = (src[static_cast<std::ptrdiff_t>(y) * ss + x] >> a.shift) & (a.bins - 1);
-  dst[static_cast<std::ptrdiff_t>(y) * ds + x] =
-      static_cast<std::uint16_t>(__ldg(a.lut + static_cast<std::size_t>(c) * a.bins + v) << a.shift);
+  const std::uint16_t* s = src + static_cast<std::ptrdiff_t>(y) * ss + x;
+  std::uint16_t* d = dst + static_cast<std::ptrdiff_t>(y) * ds + x;
+  const std::uint16_t* lut = a.lut + static_cast<std::size_t>(c) * a.bins;
+  const int mask = a.bins - 1, shift = a.shift;
+  auto map = [&](unsigned sample) {
+    return static_cast<unsigned>(__ldg(lut + ((sample >> shift) & mask))) << shift;
+  };
+  if (x + 8 <= a.width &&
+      ((reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(d)) & 15) == 0) {
+    uint4 q = __ldcs(reinterpret_cast<const uint4*>(s));
+    unsigned* w = &q.x;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = (map(w[k] & 0xffffu) & 0xffffu) | (map(w[k] >> 16) << 16);
+    __stcs(reinterpret_cast<uint4*>(d), q);
+    return;
+  }
+  for (int k = 0; k < 8 && x + k < a.width; ++k) d[k] = static_cast<std::uint16_t>(map(s[k]));
 }
 
 // ---- AHE / CLAHE at depth ---------------------------------------------------------------------
@@ -213,19 +245,37 @@ __device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t samp
   return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
 }
 
+// counts[index] += sign (+1 or -1) on a 16-bit counter, as a 32-bit atomic on the word holding
+// it: the result is not waited for (a reduction in flight, where a plain read-modify-write would
+// stall on each counter), and any order of the adds gives the exact counts, none of which ever
+// leaves 0..65535 in the end.
+__device__ __forceinline__ void add_count(std::uint16_t* counts, std::size_t index, int sign) {
+  unsigned* word = reinterpret_cast<unsigned*>(counts) + (index >> 1);
+  const unsigned one = 1u << (16 * (index & 1));
+  atomicAdd(word, sign > 0 ? one : 0u - one);
+}
+
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
-// the tile, one thread per column (no two threads share a counter).
+// the tile, one thread per column, eight samples loaded before their eight updates.
 __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, int x0, int ncols,
                               int y, int sign, std::uint16_t* fine, std::uint16_t* coarse) {
   const int r = a.radius;
   for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
     const int c = rules::reflect101(x0 - r + j, a.width);
-    std::uint16_t* f = fine + static_cast<std::size_t>(j) * a.bins;
-    std::uint16_t* q = coarse + static_cast<std::size_t>(j) * kMaxBuckets;
-    for (int k = -r; k <= r; ++k) {
-      const int b = ahe_bin(a, src[static_cast<std::ptrdiff_t>(rules::reflect101(y + k, a.height)) * a.src_stride + c]);
-      f[b] = static_cast<std::uint16_t>(f[b] + sign);
-      q[b >> kBucketLog2] = static_cast<std::uint16_t>(q[b >> kBucketLog2] + sign);
+    const std::size_t f = static_cast<std::size_t>(j) * a.bins;
+    const std::size_t q = static_cast<std::size_t>(j) * kMaxBuckets;
+    for (int k0 = -r; k0 <= r; k0 += 8) {
+      int b[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        b[u] = k0 + u <= r ? ahe_bin(a, src[static_cast<std::ptrdiff_t>(rules::reflect101(y + k0 + u, a.height)) * a.src_stride + c])
+                           : -1;
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (b[u] >= 0) {
+          add_count(fine, f + b[u], sign);
+          add_count(coarse, q + (b[u] >> kBucketLog2), sign);
+        }
     }
   }
 }
@@ -234,15 +284,17 @@ __device__ __forceinline__ std::uint32_t excess_part(std::uint32_t h, std::uint3
   return h > limit ? h - limit : 0u;
 }
 
+// Each warp's window goes right along one row and left along the next (moved down one row at
+// the end of each, by the 2r + 1 pixels entering and leaving), so one window histogram per warp
+// is all the shared memory it needs (three blocks per multiprocessor at 4096 bins).
 __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   extern __shared__ std::uint32_t s_mem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = a.radius, w = a.width, h = a.height, bins = a.bins;
   const int span = kAdTileWidth + 2 * r;
-  // This warp's window at the start of its row (fine and per bucket), and the working copy.
-  std::uint32_t* start_fine = s_mem + static_cast<std::size_t>(warp) * (2 * bins + kMaxBuckets);
-  std::uint32_t* work = start_fine + bins;
-  std::uint32_t* start_coarse = work + bins;
+  // This warp's window: fine bins, then the count of each bucket.
+  std::uint32_t* work = s_mem + static_cast<std::size_t>(warp) * (bins + kMaxBuckets);
+  std::uint32_t* bucket = work + bins;
   std::uint16_t* fine = a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
   std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kMaxBuckets;
   const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
@@ -265,8 +317,9 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
     const int xs = x0 + warp * 32;
     const bool active = xs < w;
     const int count = active ? min(32, w - xs) : 0;
+    int cur = 0;  // the window's pixel in the warp's 32 (image column xs + cur)
     if (active) {  // the window at (xs, y0): its 2r + 1 columns, bucket by bucket
-      for (int i = lane; i < bins; i += 32) start_fine[i] = 0;
+      for (int i = lane; i < bins; i += 32) work[i] = 0;
       std::uint32_t c0 = 0, c1 = 0;
       __syncwarp();
       for (int m = 0; m <= 2 * r; ++m) {
@@ -276,16 +329,29 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         c1 += q1;
         unsigned long long used = (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, q1 != 0)) << 32) |
                                   __ballot_sync(0xffffffffu, q0 != 0);
-        while (used) {
-          const int k = __ffsll(static_cast<long long>(used)) - 1;
-          used &= used - 1;
-          const std::uint16_t* col = fine + j * bins + k * kBucket;
-          start_fine[k * kBucket + lane] += col[lane];
-          start_fine[k * kBucket + lane + 32] += col[lane + 32];
+        while (used) {  // four buckets' loads in flight at a time
+          int ks[4];
+          std::uint32_t v0[4], v1[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            ks[u] = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
+            used &= used ? used - 1 : 0ull;
+            if (ks[u] >= 0) {
+              const std::uint16_t* col = fine + j * bins + ks[u] * kBucket;
+              v0[u] = col[lane];
+              v1[u] = col[lane + 32];
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < 4; ++u)
+            if (ks[u] >= 0) {
+              work[ks[u] * kBucket + lane] += v0[u];
+              work[ks[u] * kBucket + lane + 32] += v1[u];
+            }
         }
       }
-      start_coarse[lane] = c0;
-      start_coarse[lane + 32] = c1;
+      bucket[lane] = c0;
+      bucket[lane + 32] = c1;
     }
 
     for (int y = y0; y < y1; ++y) {
@@ -297,21 +363,21 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
           const int c = rules::reflect101(x0 - r + j, w);
           const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
-          std::uint16_t* f = fine + static_cast<std::size_t>(j) * bins;
-          std::uint16_t* q = coarse + static_cast<std::size_t>(j) * kMaxBuckets;
-          f[ba] += 1;
-          f[bs] -= 1;
-          q[ba >> kBucketLog2] += 1;
-          q[bs >> kBucketLog2] -= 1;
+          const std::size_t f = static_cast<std::size_t>(j) * bins;
+          const std::size_t q = static_cast<std::size_t>(j) * kMaxBuckets;
+          add_count(fine, f + ba, +1);
+          add_count(fine, f + bs, -1);
+          add_count(coarse, q + (ba >> kBucketLog2), +1);
+          add_count(coarse, q + (bs >> kBucketLog2), -1);
         }
-        if (active) {
+        if (active) {  // the window down one row where it stands
           for (int m = lane; m <= 2 * r; m += 32) {
-            const int c = rules::reflect101(xs - r + m, w);
+            const int c = rules::reflect101(xs + cur - r + m, w);
             const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
-            atomicAdd(&start_fine[ba], 1u);
-            atomicSub(&start_fine[bs], 1u);
-            atomicAdd(&start_coarse[ba >> kBucketLog2], 1u);
-            atomicSub(&start_coarse[bs >> kBucketLog2], 1u);
+            atomicAdd(&work[ba], 1u);
+            atomicSub(&work[bs], 1u);
+            atomicAdd(&bucket[ba >> kBucketLog2], 1u);
+            atomicSub(&bucket[bs >> kBucketLog2], 1u);
           }
         }
         __syncthreads();  // the columns of row y are complete
@@ -319,8 +385,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       if (!active) continue;
       __syncwarp();
       // Lane l owns bins k * 64 + l and k * 64 + l + 32 of every bucket k, and buckets l, l + 32.
-      for (int i = lane; i < bins; i += 32) work[i] = start_fine[i];
-      std::uint32_t c0 = start_coarse[lane], c1 = start_coarse[lane + 32];
+      std::uint32_t c0 = bucket[lane], c1 = bucket[lane + 32];
       std::uint32_t e0 = 0, e1 = 0;  // each owned bucket's excess (CLAHE)
       if (clip) {
         // A bucket holding at most L samples has no bin above L.
@@ -331,11 +396,15 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       }
       __syncwarp();
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
+      // Right along row y0 and every other row after it, left along the others.
+      const int step = cur == 0 ? 1 : -1;
       int mine = 0;
-      for (int i = 0; i < count; ++i) {
-        if (i > 0) {  // the window one column right
-          const std::size_t je = static_cast<std::size_t>(warp * 32 + i + 2 * r);
-          const std::size_t jl = static_cast<std::size_t>(warp * 32 + i - 1);
+      for (int n_done = 0; n_done < count; ++n_done) {
+        if (n_done > 0) {  // the window one column on
+          const int next = cur + step;
+          const std::size_t je = static_cast<std::size_t>(warp * 32 + (step > 0 ? next + 2 * r : next));
+          const std::size_t jl = static_cast<std::size_t>(warp * 32 + (step > 0 ? cur : cur + 2 * r));
+          cur = next;
           const std::uint32_t qe0 = coarse[je * kMaxBuckets + lane], qe1 = coarse[je * kMaxBuckets + lane + 32];
           const std::uint32_t ql0 = coarse[jl * kMaxBuckets + lane], ql1 = coarse[jl * kMaxBuckets + lane + 32];
           c0 += qe0 - ql0;
@@ -343,24 +412,38 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
           unsigned long long used =
               (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, (qe1 | ql1) != 0)) << 32) |
               __ballot_sync(0xffffffffu, (qe0 | ql0) != 0);
-          while (used) {
-            const int k = __ffsll(static_cast<long long>(used)) - 1;
-            used &= used - 1;
-            const std::uint16_t* enter = fine + je * bins + k * kBucket;
-            const std::uint16_t* leave = fine + jl * bins + k * kBucket;
-            std::uint32_t* hk = work + k * kBucket;
-            const std::uint32_t h0 = hk[lane] + enter[lane] - leave[lane];
-            const std::uint32_t h1 = hk[lane + 32] + enter[lane + 32] - leave[lane + 32];
-            hk[lane] = h0;
-            hk[lane + 32] = h1;
-            if (clip) {
-              const std::uint32_t e = __reduce_add_sync(0xffffffffu, excess_part(h0, limit) + excess_part(h1, limit));
-              if (k == lane) e0 = e;
-              if (k == lane + 32) e1 = e;
+          while (used) {  // four buckets' loads in flight at a time
+            int ks[4];
+            std::uint32_t d0[4], d1[4];  // entering minus leaving counts (mod 2^32)
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+              ks[u] = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
+              used &= used ? used - 1 : 0ull;
+              if (ks[u] >= 0) {
+                const std::uint16_t* enter = fine + je * bins + ks[u] * kBucket;
+                const std::uint16_t* leave = fine + jl * bins + ks[u] * kBucket;
+                d0[u] = static_cast<std::uint32_t>(enter[lane]) - leave[lane];
+                d1[u] = static_cast<std::uint32_t>(enter[lane + 32]) - leave[lane + 32];
+              }
+            }
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+              if (ks[u] < 0) continue;
+              const int k = ks[u];
+              std::uint32_t* hk = work + k * kBucket;
+              const std::uint32_t h0 = hk[lane] + d0[u];
+              const std::uint32_t h1 = hk[lane + 32] + d1[u];
+              hk[lane] = h0;
+              hk[lane + 32] = h1;
+              if (clip) {
+                const std::uint32_t e = __reduce_add_sync(0xffffffffu, excess_part(h0, limit) + excess_part(h1, limit));
+                if (k == lane) e0 = e;
+                if (k == lane + 32) e1 = e;
+              }
             }
           }
         }
-        const int v = ahe_bin(a, srow[xs + i]);
+        const int v = ahe_bin(a, srow[xs + cur]);
         const int kv = v >> kBucketLog2, top = v & (kBucket - 1);
         const std::uint32_t hv0 = work[kv * kBucket + lane], hv1 = work[kv * kBucket + lane + 32];
         std::uint32_t below;
@@ -375,8 +458,10 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         std::uint32_t cdf = below;
         if (clip) cdf = rules::clahe_cdf(below, __reduce_add_sync(0xffffffffu, e0 + e1), v, bins);
         const int code = final_code(rules::ahe_code(cdf, a.n, a.max_code), a.limited, a.depth);
-        if (lane == i) mine = code;
+        if (lane == cur) mine = code;
       }
+      bucket[lane] = c0;
+      bucket[lane + 32] = c1;
       if (lane < count)
         dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
     }
@@ -575,7 +660,7 @@ void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, in
   m.height = h;
   m.bins = bins;
   m.lut = lut_.get();
-  he_depth_map_kernel<<<grid_2d(w, h, channels), kBlock2d, 0, stream>>>(m);
+  he_depth_map_kernel<<<grid_2d(div_up(w, 8), h, channels), kBlock2d, 0, stream>>>(m);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_map_kernel");
 }
 
@@ -612,7 +697,7 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   a.tile_rows = r < 64 ? 64 : 128;
   a.tiles_x = div_up(w, kAdTileWidth);
   a.tiles_y = div_up(h, a.tile_rows);
-  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (2 * bins + kMaxBuckets) * sizeof(std::uint32_t);
+  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (bins + kMaxBuckets) * sizeof(std::uint32_t);
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(ahe_depth_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
   int per_sm = 1;
