@@ -12,8 +12,11 @@
 #include <optional>
 #include <regex>
 
+#include "io/depth_convert.hpp"
 #include "io/media_reader.hpp"
 #include "kernels/color_convert.hpp"
+#include "kernels/color_fixed_rules.hpp"
+#include "kernels/cpu/color_convert_int.hpp"
 #include "kernels/device_processor.hpp"
 #include "common/image.hpp"
 #include "kernels/processor.hpp"
@@ -118,6 +121,10 @@ ImageView image_view(const Frame& frame, const char* what) {
     throw FrameError(fmt::format("{}: empty frame ({}x{}); width and height must be > 0", what, frame.width, frame.height));
   view.width = frame.width;
   view.height = frame.height;
+  if (!valid_depth(frame.depth))
+    throw FrameError(fmt::format("{}: depth {} bits per sample; expected {} to {}", what, frame.depth, kMinDepth,
+                                 kMaxDepth));
+  view.depth = frame.depth;
   const bool yuv = is_yuv(view.format);
   switch (frame.matrix) {
     case FrameMatrix::automatic: view.matrix = default_matrix_for_height(frame.height); break;
@@ -132,9 +139,10 @@ ImageView image_view(const Frame& frame, const char* what) {
   }
   view.plane_count = hazefree::plane_count(view.format);
   for (int i = 0; i < view.plane_count; ++i) {
-    PlaneView plane = plane_geometry(view.format, frame.width, frame.height, i);
+    PlaneView plane = plane_geometry(view.format, frame.width, frame.height, i, view.depth);
     const Plane& given = frame.planes[static_cast<std::size_t>(i)];
-    const std::ptrdiff_t row_bytes = static_cast<std::ptrdiff_t>(plane.width) * bytes_per_sample(view.format, i);
+    const std::ptrdiff_t row_bytes =
+        static_cast<std::ptrdiff_t>(plane.width) * bytes_per_sample(view.format, i, view.depth);
     if (given.data == nullptr) throw FrameError(fmt::format("{}: plane {} has no data (null pointer)", what, i));
     if (given.stride < row_bytes || given.stride > std::numeric_limits<int>::max())
       throw FrameError(fmt::format("{}: plane {} stride {} is not in [{}, {}] (bytes of a row of {} samples)", what, i,
@@ -150,7 +158,8 @@ ImageView image_view(const Frame& frame, const char* what) {
 std::pair<std::uintptr_t, std::uintptr_t> plane_bytes(const ImageView& view, int i) {
   const PlaneView& p = view.planes[static_cast<std::size_t>(i)];
   const auto first = reinterpret_cast<std::uintptr_t>(p.data);
-  const auto row = static_cast<std::uintptr_t>(p.width) * static_cast<std::uintptr_t>(bytes_per_sample(view.format, i));
+  const auto row =
+      static_cast<std::uintptr_t>(p.width) * static_cast<std::uintptr_t>(bytes_per_sample(view.format, i, view.depth));
   return {first, first + static_cast<std::uintptr_t>(p.stride) * static_cast<std::uintptr_t>(p.height - 1) + row};
 }
 
@@ -158,6 +167,12 @@ void check_pair(const ImageView& in, const ImageView& out) {
   if (in.format != out.format || in.width != out.width || in.height != out.height)
     throw FrameError(fmt::format("out: {} {}x{} frame, expected the input's {} {}x{}", to_string(out.format), out.width,
                                  out.height, to_string(in.format), in.width, in.height));
+  // The processors write at the input's depth: a change of depth is a conversion of its own
+  // (output.depth in a run), never a side effect of the output's buffer.
+  if (in.depth != out.depth)
+    throw FrameError(fmt::format("out: {} at {} bits per sample, expected the input's {} bits ({})",
+                                 format_name(out.format, out.depth), out.depth, in.depth,
+                                 format_name(in.format, in.depth)));
   for (int i = 0; i < in.plane_count; ++i) {
     for (int j = 0; j < out.plane_count; ++j) {
       const auto a = plane_bytes(in, i);
@@ -209,22 +224,56 @@ Frame Frame::gray8(void* data, int width, int height, std::ptrdiff_t stride) {
   return f;
 }
 
-Frame Frame::i420(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
-                  std::ptrdiff_t v_stride, int width, int height) {
+// The depth is kept as given: a depth outside 8..16 is refused by the call that takes the frame,
+// with the argument's name.
+Frame Frame::rgb48(void* data, int width, int height, std::ptrdiff_t stride, int depth) {
+  Frame f = rgb24(data, width, height, stride);
+  f.depth = depth;
+  return f;
+}
+
+Frame Frame::gray16(void* data, int width, int height, std::ptrdiff_t stride, int depth) {
+  Frame f = gray8(data, width, height, stride);
+  f.depth = depth;
+  return f;
+}
+
+namespace {
+Frame planar_yuv(FrameFormat format, void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                 std::ptrdiff_t v_stride, int width, int height, int depth) {
   Frame f;
-  f.format = FrameFormat::i420;
+  f.format = format;
   f.width = width;
   f.height = height;
+  f.depth = depth;
   f.planes = {Plane{static_cast<std::uint8_t*>(y), y_stride}, Plane{static_cast<std::uint8_t*>(u), u_stride},
               Plane{static_cast<std::uint8_t*>(v), v_stride}};
   return f;
 }
+}  // namespace
 
-Frame Frame::nv12(void* y, std::ptrdiff_t y_stride, void* uv, std::ptrdiff_t uv_stride, int width, int height) {
+Frame Frame::i420(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                  std::ptrdiff_t v_stride, int width, int height, int depth) {
+  return planar_yuv(FrameFormat::i420, y, y_stride, u, u_stride, v, v_stride, width, height, depth);
+}
+
+Frame Frame::yuv422p(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                     std::ptrdiff_t v_stride, int width, int height, int depth) {
+  return planar_yuv(FrameFormat::yuv422p, y, y_stride, u, u_stride, v, v_stride, width, height, depth);
+}
+
+Frame Frame::yuv444p(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                     std::ptrdiff_t v_stride, int width, int height, int depth) {
+  return planar_yuv(FrameFormat::yuv444p, y, y_stride, u, u_stride, v, v_stride, width, height, depth);
+}
+
+Frame Frame::nv12(void* y, std::ptrdiff_t y_stride, void* uv, std::ptrdiff_t uv_stride, int width, int height,
+                  int depth) {
   Frame f;
   f.format = FrameFormat::nv12;
   f.width = width;
   f.height = height;
+  f.depth = depth;
   f.planes[0] = {static_cast<std::uint8_t*>(y), y_stride};
   f.planes[1] = {static_cast<std::uint8_t*>(uv), uv_stride};
   return f;
@@ -358,8 +407,10 @@ struct FrameReader::Impl {
   RunOptions options;
   std::optional<io::MediaReader> reader;
   std::optional<Processor> processor;
-  Image processed;                       // the processed frame in the stream's format
-  std::vector<std::uint8_t> r, g, b;     // planar RGB of it
+  Image processed;                        // the processed frame in the stream's format and depth
+  Image reduced;                          // it at 8 bits, for an 8-bit `rgb` of a deeper stream
+  std::vector<std::uint8_t> r, g, b;      // planar 8-bit RGB of it
+  std::vector<std::uint16_t> r16, g16, b16;  // planar RGB codes at the frames' depth
 };
 
 FrameReader::FrameReader(const std::string& input, const Options& options) : impl_(std::make_unique<Impl>()) {
@@ -390,7 +441,38 @@ int FrameReader::width() const { return impl_->reader->video().width; }
 int FrameReader::height() const { return impl_->reader->video().height; }
 double FrameReader::frame_rate() const { return impl_->reader->video().frame_rate.value(); }
 std::int64_t FrameReader::frame_count() const { return impl_->reader->video().frame_count; }
+int FrameReader::depth() const { return impl_->reader->video().depth; }
 const Processor& FrameReader::processor() const { return *impl_->processor; }
+
+namespace {
+
+// (Re)allocates `image` for frames of `like`'s format and size at `depth`.
+void shape_like(Image& image, const ImageView& like, int depth) {
+  const ImageView& v = image.view();
+  if (image.empty() || v.format != like.format || v.width != like.width || v.height != like.height ||
+      v.depth != depth) {
+    image = Image(like.format, like.width, like.height, 64, depth);
+  }
+  image.view().matrix = like.matrix;
+  image.view().range = like.range;
+}
+
+// Planar RGB -> the caller's interleaved rgb24 (or rgb48) rows.
+template <typename Sample>
+void interleave(const std::vector<Sample>& r, const std::vector<Sample>& g, const std::vector<Sample>& b,
+                const ImageView& out) {
+  for (int y = 0; y < out.height; ++y) {
+    auto* row = reinterpret_cast<Sample*>(out.planes[0].data + static_cast<std::ptrdiff_t>(y) * out.planes[0].stride);
+    const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width);
+    for (int x = 0; x < out.width; ++x) {
+      row[3 * x] = r[o + static_cast<std::size_t>(x)];
+      row[3 * x + 1] = g[o + static_cast<std::size_t>(x)];
+      row[3 * x + 2] = b[o + static_cast<std::size_t>(x)];
+    }
+  }
+}
+
+}  // namespace
 
 bool FrameReader::next(const Frame& rgb) {
   Impl& d = *impl_;
@@ -398,6 +480,8 @@ bool FrameReader::next(const Frame& rgb) {
   if (out.format != PixelFormat::rgb24 || out.width != width() || out.height != height())
     throw FrameError(fmt::format("rgb: {} {}x{} frame, expected rgb24 {}x{}", to_string(out.format), out.width,
                                  out.height, width(), height()));
+  if (out.depth != 8 && out.depth != depth())
+    throw FrameError(fmt::format("rgb: {} bits per sample, expected 8 or the frames' {}", out.depth, depth()));
   for (;;) {
     const io::MediaReader::Item item = d.reader->read();
     if (item == io::MediaReader::Item::end) return false;
@@ -406,31 +490,49 @@ bool FrameReader::next(const Frame& rgb) {
       continue;
     }
     const ImageView& decoded = d.reader->frame().view;
-    if (d.processed.empty() || d.processed.view().format != decoded.format ||
-        d.processed.view().width != decoded.width || d.processed.view().height != decoded.height) {
-      d.processed = Image(decoded.format, decoded.width, decoded.height);
-    }
+    shape_like(d.processed, decoded, decoded.depth);
     ImageView& processed = d.processed.view();
-    processed.matrix = decoded.matrix;
-    processed.range = decoded.range;
     // The backend's own process(): host frames, or GPU-decoded pictures (hwdec) on the CUDA
     // backend, whose process() copies them on the device.
     d.processor->impl_->backend->process(decoded, processed);
     const std::size_t pixels = static_cast<std::size_t>(decoded.width) * static_cast<std::size_t>(decoded.height);
+    const int threads = d.options.processing.threads;
+    if (processed.depth > 8 && out.depth == processed.depth) {
+      d.r16.resize(pixels);
+      d.g16.resize(pixels);
+      d.b16.resize(pixels);
+      if (processed.format == PixelFormat::gray8) {
+        // Grey is R = G = B, limited-range grey stretched to 0..M as the 8-bit conversion does:
+        // the luma rule of the YUV conversion at this depth with neutral chroma.
+        const color::YuvToRgbDepthI k = color::yuv_to_rgb_depth_i(processed.matrix, processed.range, processed.depth);
+        for (int y = 0; y < processed.height; ++y) {
+          const auto* row = reinterpret_cast<const std::uint16_t*>(
+              processed.planes[0].data + static_cast<std::ptrdiff_t>(y) * processed.planes[0].stride);
+          const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(processed.width);
+          for (int x = 0; x < processed.width; ++x)
+            d.r16[o + static_cast<std::size_t>(x)] =
+                static_cast<std::uint16_t>(color::yuv_to_rgb_depth(k, row[x], k.c_zero, k.c_zero).r);
+        }
+        d.g16 = d.r16;
+        d.b16 = d.r16;
+      } else {
+        cpu::frame_to_rgb_depth(processed, cpu::RgbPlanesU16{d.r16.data(), d.g16.data(), d.b16.data(), decoded.width},
+                                threads);
+      }
+      interleave(d.r16, d.g16, d.b16, out);
+      return true;
+    }
+    const ImageView* eight_bit = &processed;
+    if (processed.depth > 8) {
+      shape_like(d.reduced, processed, 8);
+      io::convert_depth(processed, d.reduced.view());
+      eight_bit = &d.reduced.view();
+    }
     d.r.resize(pixels);
     d.g.resize(pixels);
     d.b.resize(pixels);
-    cpu::frame_to_rgb_u8(processed, RgbPlanesU8{d.r.data(), d.g.data(), d.b.data(), decoded.width},
-                         d.options.processing.threads);
-    for (int y = 0; y < decoded.height; ++y) {
-      std::uint8_t* row = out.planes[0].data + static_cast<std::ptrdiff_t>(y) * out.planes[0].stride;
-      const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(decoded.width);
-      for (int x = 0; x < decoded.width; ++x) {
-        row[3 * x] = d.r[o + static_cast<std::size_t>(x)];
-        row[3 * x + 1] = d.g[o + static_cast<std::size_t>(x)];
-        row[3 * x + 2] = d.b[o + static_cast<std::size_t>(x)];
-      }
-    }
+    cpu::frame_to_rgb_u8(*eight_bit, RgbPlanesU8{d.r.data(), d.g.data(), d.b.data(), decoded.width}, threads);
+    interleave(d.r, d.g, d.b, out);
     return true;
   }
 }

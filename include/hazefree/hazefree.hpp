@@ -98,10 +98,14 @@ void validate_options(const Options& options);
 
 // ---- frames in memory -----------------------------------------------------------------------
 
-// Pixel layouts of frames in memory (8 bits per sample).
+// Pixel layouts of frames in memory. At 8 bits per sample (Frame::depth, the default) a sample
+// is one byte; at 9 to 16 bits it is a native-endian std::uint16_t holding the value in its low
+// `depth` bits (FFmpeg's yuv420p10le, gray16le, rgb48le; GStreamer's I420_10LE, GRAY16_LE),
+// except nv12, whose samples hold it in their high bits (P010, P016: value << (16 - depth)).
+// Strides stay in bytes.
 enum class FrameFormat : std::uint8_t {
-  rgb24,  // one plane of interleaved R, G, B (width * 3 bytes per row at least)
-  gray8,  // one plane
+  rgb24,  // one plane of interleaved R, G, B (width * 3 samples per row at least); rgb48 at 16
+  gray8,  // one plane; gray10, gray12, gray16 at depth
   i420,   // Y, U, V planes; U and V halved in both directions (rounded up): yuv420p
   nv12,   // Y plane, then one plane of interleaved U, V pairs halved in both directions
   yuv422p,  // Y, U, V planes; U and V halved horizontally
@@ -111,7 +115,8 @@ enum class FrameFormat : std::uint8_t {
 // YCbCr matrix of YUV frames (and of grey frames, for DCP's grey -> RGB); `automatic` takes
 // BT.709 for heights >= 720, else BT.601 (as for a stream that does not say).
 enum class FrameMatrix : std::uint8_t { automatic, bt601, bt709, bt2020 };
-// Sample range: `automatic` is `full` for rgb24 and gray8, `limited` (16-235) for YUV.
+// Sample range: `automatic` is `full` for rgb24 and gray8, `limited` (16-235, or 16 << (d - 8)
+// to 235 << (d - 8) at depth d) for YUV.
 enum class FrameRange : std::uint8_t { automatic, limited, full };
 
 // One plane: a pointer to its first row and the bytes from one row to the next.
@@ -121,7 +126,7 @@ struct Plane {
 };
 
 // A non-owning view of one frame. The planes' sizes follow from the format: plane 0 is
-// width x height samples (rgb24: width pixels of 3 bytes), the chroma planes as the format says
+// width x height samples (rgb24: width pixels of 3 samples), the chroma planes as the format says
 // ((width + 1) / 2 for halved directions). Host frames point to CPU memory; device frames
 // (Processor::process_device) to CUDA device memory of the current device.
 struct Frame {
@@ -131,16 +136,30 @@ struct Frame {
   std::array<Plane, 3> planes{};  // as many as the format has (1, 2 or 3)
   FrameMatrix matrix = FrameMatrix::automatic;
   FrameRange range = FrameRange::automatic;
+  // Bits per sample, 8 to 16 (two-byte samples above 8; see FrameFormat). Frames are processed
+  // at their own depth (SPEC 7): codes 0..2^depth - 1, HE over 2^depth bins.
+  int depth = 8;
 
-  // Frames of one plane.
+  // Frames of one plane at 8 bits.
   static Frame rgb24(void* data, int width, int height, std::ptrdiff_t stride);
   static Frame gray8(void* data, int width, int height, std::ptrdiff_t stride);
-  // Planar YUV 4:2:0 (GStreamer I420): Y, U and V each with its own pointer and stride.
+  // Frames of one plane of two-byte samples holding `depth` (9..16) bits: 16-bit RGB (rgb48,
+  // 16-bit PNG/TIFF stills) and grey 10, 12 or 16.
+  static Frame rgb48(void* data, int width, int height, std::ptrdiff_t stride, int depth = 16);
+  static Frame gray16(void* data, int width, int height, std::ptrdiff_t stride, int depth = 16);
+  // Planar YUV 4:2:0 (GStreamer I420, or I420_10LE and I420_12LE at depth 10 and 12): Y, U and
+  // V each with its own pointer and stride.
   static Frame i420(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
-                    std::ptrdiff_t v_stride, int width, int height);
-  // NV12: Y, then interleaved UV.
+                    std::ptrdiff_t v_stride, int width, int height, int depth = 8);
+  // Planar YUV 4:2:2 and 4:4:4 (Y42B, Y444 and their _10LE, _12LE, _16LE forms).
+  static Frame yuv422p(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                       std::ptrdiff_t v_stride, int width, int height, int depth = 8);
+  static Frame yuv444p(void* y, std::ptrdiff_t y_stride, void* u, std::ptrdiff_t u_stride, void* v,
+                       std::ptrdiff_t v_stride, int width, int height, int depth = 8);
+  // NV12: Y, then interleaved UV; at depth 10, 12 or 16 the P010, P012 and P016 layouts (the
+  // value in the high bits of each two-byte sample, as NVDEC gives them).
   static Frame nv12(void* y, std::ptrdiff_t y_stride, void* uv, std::ptrdiff_t uv_stride,
-                    int width, int height);
+                    int width, int height, int depth = 8);
 };
 
 // Number of planes of a format (1 to 3).
@@ -168,13 +187,13 @@ class Processor {
   Processor(const Processor&) = delete;
   Processor& operator=(const Processor&) = delete;
 
-  // Processes one host frame into `out` (same format and size, not overlapping `in`); blocks
-  // until `out` is written. On the CUDA backend the frame is uploaded and downloaded (page-locked
+  // Processes one host frame into `out` (same format, size and depth, not overlapping `in`);
+  // blocks until `out` is written. On the CUDA backend the frame is uploaded and downloaded (page-locked
   // memory makes that faster). Throws FrameError for a frame that does not fit.
   void process(const Frame& in, const Frame& out);
 
-  // Processes one frame in CUDA device memory into `out` (device memory, same format and size,
-  // not overlapping) on the caller's stream `cuda_stream` (a cudaStream_t; nullptr is the legacy
+  // Processes one frame in CUDA device memory into `out` (device memory, same format, size and
+  // depth, not overlapping) on the caller's stream `cuda_stream` (a cudaStream_t; nullptr is the legacy
   // default stream). Returns once the work is queued: `out` is ready when the stream reaches
   // this point; `in` must be ready on that stream. No host copy of the pixels is made. Needs the
   // CUDA backend: throws GpuUnavailableError on the CPU backend. I420/YUV frames need the same
@@ -266,8 +285,9 @@ RunResult run(const std::string& input, const std::string& output, const Options
 // ---- decoded, processed frames for a program to consume -------------------------------------------
 
 // Reads `input` and hands out its processed video frames one by one as RGB (decoding, then the
-// Processor of `options` on the stream's own format, exactly as run() processes them, then the
-// conversion to 8-bit RGB with the stream's matrix and range).
+// Processor of `options` on the stream's own format and depth, exactly as run() processes them,
+// then the conversion to RGB with the stream's matrix and range, at 8 bits or at the frames'
+// depth).
 class FrameReader {
  public:
   // `options`: as for run() (input.* keys apply to the input). Throws OptionError,
@@ -282,9 +302,15 @@ class FrameReader {
   // Frames per second as the container says (0 when unknown), and the frame count (0 unknown).
   double frame_rate() const;
   std::int64_t frame_count() const;
+  // Bits per sample of the frames as they are processed: the stream's own (10 for a 10-bit HEVC
+  // clip), or output.depth when that option asks for another.
+  int depth() const;
 
-  // Decodes and processes the next frame into `rgb` (a host rgb24 frame of width() x height()).
-  // Returns false at the end of the input.
+  // Decodes and processes the next frame into `rgb`: a host rgb24 frame of width() x height() at
+  // 8 bits, or at depth() (rgb48 codes of that depth) to keep the precision of a deeper stream.
+  // An 8-bit `rgb` of a deeper stream gets the processed frame reduced to 8 bits as
+  // output.depth = 8 reduces it (a shift for limited range, rounded scaling for full range)
+  // before the conversion. Returns false at the end of the input.
   bool next(const Frame& rgb);
   // The processor (its atmospheric_light(), description()).
   const Processor& processor() const;
