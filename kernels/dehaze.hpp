@@ -18,7 +18,9 @@ class Dehazer {
   Dehazer(Dehazer&&) noexcept;
   Dehazer& operator=(Dehazer&&) noexcept;
   // Dehazes one frame; frames of one stream must come in order (atmospheric-light state).
-  // `out` is written with the matrix and range of `in` (the stream keeps its colour description).
+  // `out` is written with the matrix and range of `in` (the stream keeps its colour description),
+  // at the depth of `in` (8 to 16 bits, SPEC 7), which `out` must have: the float chain is the
+  // same at every depth, the codes are normalised and rounded at the frame's own.
   void process(const ImageView& in, ImageView& out);
   void reset();
   // A_n of the last frame (zeros before the first frame).

@@ -3,6 +3,10 @@
 // CudaDehazer. Every operator only enqueues work on the given stream; workspaces are sized on
 // the first call for a frame size and reused.
 //
+// Depth (SPEC 7): every kernel that reads or writes the frame is instantiated for one-byte and
+// two-byte samples (kernels/cuda/frame_access.cuh), so a 10-bit frame goes through the same
+// kernels as an 8-bit one, reading twice the bytes of the frame and nothing more.
+//
 // Numerics: kernels/cuda/dehaze_cuda.cu is compiled with -fmad=false so that the shared rules of
 // kernels/dcp_rules.hpp and kernels/color_rules.hpp round exactly as on the CPU (which never
 // contracts a*b+c). The guided filter keeps the CPU's precision plan (double prefix and running
