@@ -83,10 +83,16 @@ py::dict dlpack_view(py::capsule capsule, const std::string& what) {
 }
 
 // ---- host frames (numpy) ----
-hazefree::Frame host_frame(const py::array& array, const char* what, bool writable) {
+// uint8 arrays are 8-bit frames; uint16 arrays hold codes of `depth` (9..16) bits in the low bits
+// of each sample (the package checks the depth and the values before calling).
+hazefree::Frame host_frame(const py::array& array, const char* what, bool writable, int depth) {
   const std::string name(what);
-  if (!py::isinstance<py::array_t<std::uint8_t>>(array) || array.dtype().kind() != 'u' || array.itemsize() != 1)
-    throw py::type_error(name + ": dtype " + std::string(py::str(array.dtype())) + ", expected uint8");
+  const py::ssize_t item = depth > 8 ? 2 : 1;
+  const bool fits = item == 1 ? py::isinstance<py::array_t<std::uint8_t>>(array)
+                              : py::isinstance<py::array_t<std::uint16_t>>(array);
+  if (!fits || array.dtype().kind() != 'u' || array.itemsize() != item)
+    throw py::type_error(name + ": dtype " + std::string(py::str(array.dtype())) + ", expected " +
+                         (item == 1 ? "uint8" : "uint16") + " (depth " + std::to_string(depth) + ")");
   const bool rgb = array.ndim() == 3;
   if (!(array.ndim() == 2 || (rgb && array.shape(2) == 3)))
     throw py::value_error(name + ": shape " + std::string(py::str(py::tuple(py::cast(std::vector<py::ssize_t>(
@@ -94,16 +100,20 @@ hazefree::Frame host_frame(const py::array& array, const char* what, bool writab
                           ", expected (height, width, 3) RGB or (height, width) grey");
   const py::ssize_t height = array.shape(0), width = array.shape(1);
   if (height <= 0 || width <= 0) throw py::value_error(name + ": empty frame (height and width must be > 0)");
-  if (height > INT32_MAX / 4 || width > INT32_MAX / 4) throw py::value_error(name + ": frame too large");
-  const py::ssize_t pixel = rgb ? 3 : 1;
-  if ((rgb && array.strides(2) != 1) || array.strides(1) != pixel || array.strides(0) < width * pixel)
+  if (height > INT32_MAX / 8 || width > INT32_MAX / 8) throw py::value_error(name + ": frame too large");
+  const py::ssize_t pixel = (rgb ? 3 : 1) * item;
+  if ((rgb && array.strides(2) != item) || array.strides(1) != pixel || array.strides(0) < width * pixel)
     throw py::value_error(name + ": rows must be contiguous (pixel stride " + std::to_string(pixel) +
                           " bytes, row stride >= " + std::to_string(width * pixel) +
                           "); use numpy.ascontiguousarray");
   if (writable && !array.writeable()) throw py::value_error(name + ": array is read-only");
   void* data = const_cast<void*>(array.data());
-  return rgb ? hazefree::Frame::rgb24(data, static_cast<int>(width), static_cast<int>(height), array.strides(0))
-             : hazefree::Frame::gray8(data, static_cast<int>(width), static_cast<int>(height), array.strides(0));
+  const int w = static_cast<int>(width), h = static_cast<int>(height);
+  if (depth > 8)
+    return rgb ? hazefree::Frame::rgb48(data, w, h, array.strides(0), depth)
+               : hazefree::Frame::gray16(data, w, h, array.strides(0), depth);
+  return rgb ? hazefree::Frame::rgb24(data, w, h, array.strides(0))
+             : hazefree::Frame::gray8(data, w, h, array.strides(0));
 }
 
 // ---- Ctrl-C during run(): the first SIGINT stops the run as the CLI's does ----
@@ -189,18 +199,22 @@ PYBIND11_MODULE(_hazefree, m) {
 
   py::class_<PyProcessor>(m, "Processor")
       .def(py::init<const hazefree::Options&>(), py::arg("options"))
-      .def("process_host", [](PyProcessor& p, const py::array& in, py::array& out) {
-        const hazefree::Frame fin = host_frame(in, "frame", false);
-        const hazefree::Frame fout = host_frame(out, "out", true);
+      .def("process_host", [](PyProcessor& p, const py::array& in, py::array& out, int depth) {
+        const hazefree::Frame fin = host_frame(in, "frame", false, depth);
+        const hazefree::Frame fout = host_frame(out, "out", true, depth);
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(p.mutex);
         p.object.process(fin, fout);
-      }, py::arg("frame"), py::arg("out"))
+      }, py::arg("frame"), py::arg("out"), py::arg("depth") = 8)
+      // Row strides in bytes; `depth` > 8 for frames of two-byte samples.
       .def("process_device", [](PyProcessor& p, bool rgb, int width, int height, std::uintptr_t in_ptr,
                                 std::int64_t in_row_stride, std::uintptr_t out_ptr, std::int64_t out_row_stride,
-                                std::uintptr_t stream) {
+                                std::uintptr_t stream, int depth) {
         auto frame = [&](std::uintptr_t ptr, std::int64_t stride) {
           void* data = reinterpret_cast<void*>(ptr);
+          if (depth > 8)
+            return rgb ? hazefree::Frame::rgb48(data, width, height, stride, depth)
+                       : hazefree::Frame::gray16(data, width, height, stride, depth);
           return rgb ? hazefree::Frame::rgb24(data, width, height, stride)
                      : hazefree::Frame::gray8(data, width, height, stride);
         };
@@ -209,7 +223,7 @@ PYBIND11_MODULE(_hazefree, m) {
         std::lock_guard<std::mutex> lock(p.mutex);
         p.object.process_device(fin, fout, reinterpret_cast<void*>(stream));
       }, py::arg("rgb"), py::arg("width"), py::arg("height"), py::arg("in_ptr"), py::arg("in_row_stride"),
-         py::arg("out_ptr"), py::arg("out_row_stride"), py::arg("stream"))
+         py::arg("out_ptr"), py::arg("out_row_stride"), py::arg("stream"), py::arg("depth") = 8)
       .def("reset", [](PyProcessor& p) {
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(p.mutex);
@@ -285,11 +299,12 @@ PYBIND11_MODULE(_hazefree, m) {
       .def_property_readonly("height", [](PyFrameReader& r) { return r.object.height(); })
       .def_property_readonly("frame_rate", [](PyFrameReader& r) { return r.object.frame_rate(); })
       .def_property_readonly("frame_count", [](PyFrameReader& r) { return r.object.frame_count(); })
+      .def_property_readonly("depth", [](PyFrameReader& r) { return r.object.depth(); })
       .def("description", [](PyFrameReader& r) { return r.object.processor().description(); })
-      .def("next", [](PyFrameReader& r, py::array& out) {
-        const hazefree::Frame frame = host_frame(out, "out", true);
+      .def("next", [](PyFrameReader& r, py::array& out, int depth) {
+        const hazefree::Frame frame = host_frame(out, "out", true, depth);
         py::gil_scoped_release release;
         std::lock_guard<std::mutex> lock(r.mutex);
         return r.object.next(frame);
-      }, py::arg("out"));
+      }, py::arg("out"), py::arg("depth") = 8);
 }

@@ -4,6 +4,7 @@ AHE/CLAHE) on numpy arrays, PyTorch and CuPy tensors, and whole video files.
     import hazefree
     dehaze = hazefree.Processor(mode="dcp", backend="auto", dcp_omega=0.9)
     result = dehaze.process(frame)            # numpy HxWx3 RGB / HxW grey uint8, or a CUDA tensor
+    deep = dehaze.process(rgb48, depth=16)    # uint16 samples: 9 to 16 bits (16 when not given)
     hazefree.run("in.mp4", "out.mp4", mode="ahe", ahe_window=127, ahe_clip=2)
     for rgb in hazefree.frames("in.mp4", device="cpu"):
         ...
@@ -42,6 +43,34 @@ _KEYWORDS = {k.name.replace(".", "_"): k.name for k in _KEYS}
 _KEYWORDS.update({k.name: k.name for k in _KEYS})
 
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def _frame_depth(itemsize, depth):
+    """The bits per sample of a frame of `itemsize`-byte samples: uint8 frames are 8-bit; uint16
+    frames hold 9 to 16 bits in the low bits of each sample, 16 unless ``depth`` says less."""
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)):
+        raise TypeError(f"depth: {type(depth).__name__}, expected an int (8 for uint8, 9 to 16 for uint16) or None")
+    if itemsize == 1:
+        if depth not in (None, 8):
+            raise ValueError(f"depth: {depth} for a uint8 frame; uint8 frames are 8-bit "
+                             f"(give uint16 samples for 9 to 16 bits)")
+        return 8
+    if depth is None:
+        return 16
+    if not 9 <= depth <= 16:
+        raise ValueError(f"depth: {depth} for a uint16 frame; expected 9 to 16 (uint8 for 8 bits)")
+    return depth
+
+
+def _check_codes(frame, depth):
+    """ValueError when a host frame holds a sample above 2^depth - 1 (the bits above the depth
+    would be ignored by the processing, not refused)."""
+    if depth in (8, 16) or frame.size == 0:
+        return
+    largest = int(frame.max())
+    if largest > (1 << depth) - 1:
+        raise ValueError(f"frame: a sample of {largest} is above {(1 << depth) - 1}, the largest code at "
+                         f"depth={depth}; give the frame's own depth (16 for full 16-bit samples)")
 
 
 def config_keys():
@@ -118,21 +147,30 @@ def _framework_view(array, what, stream, stream_is_current):
         import torch
         if not stream_is_current and stream != torch.cuda.current_stream(array.device).cuda_stream:
             return None
-        if array.dtype != torch.uint8:
-            raise TypeError(f"{what}: dtype {array.dtype}, expected torch.uint8")
-        return array.data_ptr(), tuple(array.shape), tuple(array.stride()), False, array.device.index
+        uint16 = getattr(torch, "uint16", None)  # PyTorch 2.3 and later
+        if array.dtype == torch.uint8:
+            itemsize = 1
+        elif uint16 is not None and array.dtype == uint16:
+            itemsize = 2
+        else:
+            raise TypeError(f"{what}: dtype {array.dtype}, expected torch.uint8"
+                            f"{' or torch.uint16' if uint16 is not None else ''}")
+        strides = tuple(step * itemsize for step in array.stride())  # elements -> bytes
+        return array.data_ptr(), tuple(array.shape), strides, False, array.device.index, itemsize
     if module == "cupy":
         import cupy
         if not stream_is_current and stream != cupy.cuda.get_current_stream().ptr:
             return None
-        if array.dtype != cupy.uint8:
-            raise TypeError(f"{what}: dtype {array.dtype}, expected uint8")
-        return array.data.ptr, tuple(array.shape), tuple(array.strides), False, array.device.id
+        if array.dtype not in (cupy.uint8, cupy.uint16):
+            raise TypeError(f"{what}: dtype {array.dtype}, expected uint8 or uint16")
+        return (array.data.ptr, tuple(array.shape), tuple(array.strides), False, array.device.id,
+                array.dtype.itemsize)
     return None
 
 
 def _device_view(array, what, stream, stream_is_current=False):
-    """(ptr, shape, byte strides, readonly, device) of a CUDA array: directly for PyTorch/CuPy on
+    """(ptr, shape, byte strides, readonly, device, bytes per sample) of a CUDA array (uint8 or
+    uint16 samples): directly for PyTorch/CuPy on
     their current stream, else through __dlpack__ (which also makes `stream` wait for the
     producer's stream) or __cuda_array_interface__; None for host arrays."""
     direct = _framework_view(array, what, stream, stream_is_current)
@@ -148,32 +186,42 @@ def _device_view(array, what, stream, stream_is_current=False):
             capsule = array.__dlpack__(stream=stream if stream != 0 else 1)
             info = _hazefree.dlpack_view(capsule, what)
             code, bits, lanes = info["dtype"]
-            if (code, bits, lanes) != (1, 8, 1):
-                raise TypeError(f"{what}: dtype code {code} bits {bits} lanes {lanes}, expected uint8")
-            return info["ptr"], info["shape"], info["strides"], False, device_id
+            if (code, bits, lanes) not in ((1, 8, 1), (1, 16, 1)):
+                raise TypeError(f"{what}: dtype code {code} bits {bits} lanes {lanes}, expected uint8 or uint16")
+            itemsize = bits // 8
+            strides = tuple(step * itemsize for step in info["strides"])  # elements -> bytes
+            return info["ptr"], info["shape"], strides, False, device_id, itemsize
     interface = getattr(array, "__cuda_array_interface__", None)
     if interface is None:
         return None
-    if interface["typestr"] not in ("|u1", "<u1", ">u1"):
-        raise TypeError(f"{what}: dtype {interface['typestr']}, expected uint8 (|u1)")
+    import sys
+    native_u2 = ("<u2", "=u2") if sys.byteorder == "little" else (">u2", "=u2")
+    if interface["typestr"] in ("|u1", "<u1", ">u1"):
+        itemsize = 1
+    elif interface["typestr"] in native_u2:
+        itemsize = 2
+    else:
+        raise TypeError(f"{what}: dtype {interface['typestr']}, expected uint8 (|u1) or native-endian "
+                        f"uint16 ({native_u2[0]})")
     ptr, readonly = interface["data"]
     shape = tuple(interface["shape"])
     strides = interface.get("strides")
-    if strides is None:
-        strides = tuple(shape[1] * (shape[2] if len(shape) == 3 else 1) if i == 0 else
-                        (shape[2] if len(shape) == 3 and i == 1 else 1) for i in range(len(shape)))
-    return ptr, shape, tuple(strides), readonly, None
+    if strides is None:  # C-contiguous
+        strides = tuple(itemsize * (shape[1] * (shape[2] if len(shape) == 3 else 1) if i == 0 else
+                                    (shape[2] if len(shape) == 3 and i == 1 else 1)) for i in range(len(shape)))
+    return ptr, shape, tuple(strides), readonly, None, itemsize
 
 
-def _check_device_layout(what, shape, strides):
+def _check_device_layout(what, shape, strides, itemsize):
+    """Strides in bytes; `itemsize` the bytes of one sample (1 or 2)."""
     if not (len(shape) == 2 or (len(shape) == 3 and shape[2] == 3)):
         raise ValueError(f"{what}: shape {tuple(shape)}, expected (height, width, 3) RGB or (height, width) grey")
     if shape[0] <= 0 or shape[1] <= 0:
         raise ValueError(f"{what}: empty frame (height and width must be > 0)")
-    pixel = 3 if len(shape) == 3 else 1
-    if (len(shape) == 3 and strides[2] != 1) or strides[1] != pixel or strides[0] < shape[1] * pixel:
-        raise ValueError(f"{what}: rows must be contiguous (strides {tuple(strides)}, expected "
-                         f"({shape[1] * pixel} or more, {pixel}{', 1' if pixel == 3 else ''})); "
+    pixel = (3 if len(shape) == 3 else 1) * itemsize
+    if (len(shape) == 3 and strides[2] != itemsize) or strides[1] != pixel or strides[0] < shape[1] * pixel:
+        raise ValueError(f"{what}: rows must be contiguous (strides {tuple(strides)} bytes, expected "
+                         f"({shape[1] * pixel} or more, {pixel}{f', {itemsize}' if len(shape) == 3 else ''})); "
                          f"use .contiguous() / cupy.ascontiguousarray")
 
 
@@ -217,10 +265,12 @@ class Processor:
         options = _options("Processor", dict(keys, mode=mode, backend=backend))
         self._core = _hazefree.Processor(options)
 
-    def process(self, frame, out=None, stream=None):
+    def process(self, frame, out=None, stream=None, depth=None):
         """Processes one frame and returns the result (``out`` when given).
 
-        frame: uint8, (height, width, 3) RGB or (height, width) grey, rows contiguous.
+        frame: uint8 or uint16, (height, width, 3) RGB or (height, width) grey, rows contiguous.
+          uint16 frames are processed at their own depth (SPEC 7: codes 0..2^depth - 1, HE over
+          2^depth bins) and the result is uint16 of the same depth.
           - a numpy array (or any host array numpy can view without a copy): processed on the
             Processor's backend, the result a numpy array;
           - a CUDA array with ``__dlpack__`` or ``__cuda_array_interface__`` (PyTorch, CuPy):
@@ -228,8 +278,11 @@ class Processor:
             current stream), with no host copy; the result is an array of the same framework on
             the same device (allocated unless ``out`` is given) and is ready when that stream
             reaches this point.
-        out: an array like ``frame`` (same shape, kind and device), not overlapping it.
+        out: an array like ``frame`` (same shape, dtype, kind and device), not overlapping it.
         stream: a CUDA stream (int handle, torch.cuda.Stream, cupy.cuda.Stream) for CUDA arrays.
+        depth: bits per sample: 8 for uint8 (the only one), 9 to 16 for uint16 (default 16). A
+          host frame with a sample above 2^depth - 1 raises ValueError; on the GPU the values
+          are not checked (that would wait for the GPU) and the bits above the depth are ignored.
         """
         handle = None
         if not isinstance(frame, _np.ndarray):
@@ -238,7 +291,7 @@ class Processor:
                 # stream=None took the framework's current stream: no ordering to add.
                 view = _device_view(frame, "frame", handle, stream is None)
                 if view is not None:
-                    return self._process_device(frame, view, out, handle, stream is None)
+                    return self._process_device(frame, view, out, handle, stream is None, depth)
             try:
                 host = _np.asarray(frame)
             except Exception as error:  # noqa: BLE001 - any failure means: not an array
@@ -250,23 +303,28 @@ class Processor:
             frame = host
         if stream is not None:
             raise ValueError("stream: given for a host frame; streams apply to CUDA arrays only")
+        if frame.dtype not in (_np.uint8, _np.uint16) or not frame.dtype.isnative:
+            raise TypeError(f"frame: dtype {frame.dtype}, expected uint8 or uint16")
+        bits = _frame_depth(frame.dtype.itemsize, depth)
         if out is None:
-            if frame.dtype != _np.uint8:
-                raise TypeError(f"frame: dtype {frame.dtype}, expected uint8")
-            out = _np.empty(frame.shape, dtype=_np.uint8)
+            out = _np.empty(frame.shape, dtype=frame.dtype)
         elif not isinstance(out, _np.ndarray):
             raise TypeError(f"out: {type(out).__name__}, expected a numpy array like frame (host frame)")
+        elif out.dtype != frame.dtype:
+            raise TypeError(f"out: dtype {out.dtype}, expected frame's {frame.dtype}")
         if out.shape != frame.shape:
             raise ValueError(f"out: shape {out.shape}, expected frame's {frame.shape}")
-        self._core.process_host(frame, out)
+        _check_codes(frame, bits)
+        self._core.process_host(frame, out, bits)
         return out
 
-    def _process_device(self, frame, view, out, stream, stream_is_current):
+    def _process_device(self, frame, view, out, stream, stream_is_current, depth):
         if not self._core.on_gpu():
             raise ValueError(f"frame: a CUDA array, but this Processor runs on {self._core.description()}; "
                              f"use backend='cuda' or 'auto' on a machine with a GPU, or a host array")
-        ptr, shape, strides, _, device_id = view
-        _check_device_layout("frame", shape, strides)
+        ptr, shape, strides, _, device_id, itemsize = view
+        bits = _frame_depth(itemsize, depth)
+        _check_device_layout("frame", shape, strides, itemsize)
         current = _current_device(frame)
         if device_id is not None and current is not None and device_id != current:
             raise ValueError(f"frame: on CUDA device {device_id}, but the current device is {current}; "
@@ -278,16 +336,19 @@ class Processor:
         out_view = _device_view(out, "out", stream, stream_is_current and same_framework)
         if out_view is None:
             raise ValueError("out: a host array for a CUDA frame; expected a CUDA array on the frame's device")
-        out_ptr, out_shape, out_strides, readonly, out_device = out_view
+        out_ptr, out_shape, out_strides, readonly, out_device, out_itemsize = out_view
+        if out_itemsize != itemsize:
+            raise TypeError(f"out: {8 * out_itemsize}-bit samples, expected the frame's {8 * itemsize}-bit "
+                            f"(uint{8 * itemsize})")
         if tuple(out_shape) != tuple(shape):
             raise ValueError(f"out: shape {tuple(out_shape)}, expected frame's {tuple(shape)}")
         if device_id is not None and out_device is not None and device_id != out_device:
             raise ValueError(f"out: on device {out_device}, expected the frame's device {device_id}")
         if readonly:
             raise ValueError("out: read-only array")
-        _check_device_layout("out", out_shape, out_strides)
+        _check_device_layout("out", out_shape, out_strides, out_itemsize)
         self._core.process_device(len(shape) == 3, shape[1], shape[0], ptr, strides[0], out_ptr, out_strides[0],
-                                  stream)
+                                  stream, bits)
         return out
 
     def reset(self):
@@ -346,9 +407,12 @@ def run(input, output, progress=None, overwrite=False, verbose=False, **options)
 
 
 def frames(input, device="cpu", **options):  # noqa: A002
-    """Yields the processed video frames of ``input`` as (height, width, 3) uint8 RGB arrays, in
-    order: decoded, processed on the stream's own pixel format exactly as ``run()`` processes
-    them, then converted to RGB with the stream's matrix and range.
+    """Yields the processed video frames of ``input`` as (height, width, 3) RGB arrays, in order:
+    decoded, processed on the stream's own pixel format and depth exactly as ``run()`` processes
+    them, then converted to RGB with the stream's matrix and range. 8-bit streams give uint8
+    arrays; deeper ones (10-bit HEVC, 12-bit FFV1, ...) uint16 arrays of codes at the stream's
+    depth (0..1023 at 10 bits); ``output_depth=8`` gives uint8 frames of any stream, processed at
+    8 bits.
 
     device: "cpu" yields numpy arrays; "cuda" yields CUDA tensors (PyTorch when importable,
       else CuPy), uploaded from the host after the conversion.
@@ -379,9 +443,11 @@ def frames(input, device="cpu", **options):  # noqa: A002
 
 
 def _frame_iterator(reader, upload):
+    depth = reader.depth
+    dtype = _np.uint8 if depth == 8 else _np.uint16
     while True:
-        rgb = _np.empty((reader.height, reader.width, 3), dtype=_np.uint8)
-        if not reader.next(rgb):
+        rgb = _np.empty((reader.height, reader.width, 3), dtype=dtype)
+        if not reader.next(rgb, depth):
             return
         yield upload(rgb) if upload else rgb
 

@@ -253,3 +253,94 @@ def test_cupy_output_pointer_and_stream(cupy, samples):
         assert not stream.done, "the processing did not queue behind the caller's stream"
     stream.synchronize()
     np.testing.assert_array_equal(cupy.asnumpy(out), expected)
+
+
+# ---- uint16 frames (high bit depth, SPEC 7) -----------------------------------------------------
+
+DEPTH_CONFIGS = [
+    (dict(mode="dcp"), 16),
+    (dict(mode="he", color="rgb"), 10),
+    (dict(mode="he", color="grey"), 16),
+    (dict(mode="ahe", color="rgb", ahe_window=31, ahe_clip=2.0), 12),
+]
+
+
+def deep_images(samples, grey, depth):
+    """The test images at `depth` bits: codes scaled from 8 bits plus low-bit noise."""
+    rng = np.random.default_rng(depth)
+    out = []
+    for image in images(samples, grey)[:3]:
+        scaled = image.astype(np.uint32) << (depth - 8)
+        noise = rng.integers(0, 1 << (depth - 8), image.shape, dtype=np.uint32)
+        out.append(np.ascontiguousarray((scaled | noise).astype(np.uint16)))
+    return out
+
+
+def check_deep_like_cpu(config, depth, result, expected, what):
+    if config["mode"] != "dcp":
+        np.testing.assert_array_equal(result, expected, err_msg=what)
+        return
+    diff = np.abs(result.astype(np.int64) - expected.astype(np.int64))
+    step = 1 << (depth - 8)  # one 8-bit code at this depth: the 8-bit bounds, scaled
+    assert diff.mean() <= step, f"{what}: mean |GPU - CPU| {diff.mean():.3f}"
+    assert (diff > 2 * step).mean() <= 0.001, f"{what}: {(diff > 2 * step).mean():.5f} differ by more than 2 codes"
+
+
+@pytest.mark.parametrize("config,depth", DEPTH_CONFIGS, ids=lambda c: str(c))
+def test_cupy_uint16_arrays_equal_the_cpu_backend(cupy, samples, config, depth):
+    for image in deep_images(samples, is_grey(config), depth):
+        what = f"{config} depth {depth} {image.shape}"
+        cpu = hazefree.Processor(backend="cpu", **config).process(image, depth=depth)
+        host_path = hazefree.Processor(backend="cuda", **config).process(image, depth=depth)
+        result = hazefree.Processor(backend="cuda", **config).process(cupy.asarray(image), depth=depth)
+        assert isinstance(result, cupy.ndarray) and result.dtype == cupy.uint16
+        result = cupy.asnumpy(result)
+        np.testing.assert_array_equal(result, host_path, err_msg=f"{what}: device path vs host path")
+        check_deep_like_cpu(config, depth, result, cpu, what)
+
+
+@pytest.mark.parametrize("config,depth", DEPTH_CONFIGS, ids=lambda c: str(c))
+def test_torch_uint16_tensors_equal_the_cpu_backend(torch, samples, config, depth):
+    if not hasattr(torch, "uint16"):
+        pytest.skip("this PyTorch has no torch.uint16 (PyTorch 2.3 and later)")
+    for image in deep_images(samples, is_grey(config), depth):
+        what = f"{config} depth {depth} {image.shape}"
+        cpu = hazefree.Processor(backend="cpu", **config).process(image, depth=depth)
+        tensor = torch.from_numpy(image).cuda()
+        result = hazefree.Processor(backend="cuda", **config).process(tensor, depth=depth)
+        assert result.dtype == torch.uint16 and result.shape == tensor.shape
+        check_deep_like_cpu(config, depth, result.cpu().numpy(), cpu, what)
+
+
+def test_uint16_strides_are_bytes_on_every_path(cupy, samples):
+    """Rows of uint16 frames inside wider buffers through CuPy directly, through DLPack (another
+    stream than the current one) and through __cuda_array_interface__ alone: the frame's samples
+    only are read and written, as on the host."""
+    class Wrapped:  # exposes nothing but __cuda_array_interface__
+        def __init__(self, array):
+            self.array = array
+            self.__cuda_array_interface__ = array.__cuda_array_interface__
+    image = deep_images(samples, False, 10)[0]
+    h, w, _ = image.shape
+    expected = hazefree.Processor(mode="he", color="rgb", backend="cpu").process(image, depth=10)
+    frame_storage = cupy.zeros((h, w + 9, 3), cupy.uint16)
+    frame_storage[:, :w] = cupy.asarray(image)
+    frame = frame_storage[:, :w]
+    stream = cupy.cuda.Stream(non_blocking=True)
+    for name, call in (
+            ("cupy", lambda p, out: p.process(frame, out=out, depth=10)),
+            ("dlpack", lambda p, out: p.process(frame, out=out, depth=10, stream=stream)),
+            ("cuda_array_interface", lambda p, out: p.process(Wrapped(frame), out=Wrapped(out), depth=10,
+                                                              stream=cupy.cuda.get_current_stream().ptr))):
+        storage = cupy.full((h, w + 5, 3), 7, cupy.uint16)
+        out = storage[:, :w]
+        cupy.cuda.Device().synchronize()
+        call(hazefree.Processor(mode="he", color="rgb", backend="cuda"), out)
+        cupy.cuda.Device().synchronize()
+        np.testing.assert_array_equal(cupy.asnumpy(out), expected, err_msg=name)
+        assert bool((storage[:, w:] == 7).all()), f"{name}: wrote past the frame's rows"
+    p = hazefree.Processor(mode="he", backend="cuda")
+    with pytest.raises(TypeError, match="out: 8-bit samples, expected the frame's 16-bit"):
+        p.process(frame, out=cupy.zeros((h, w, 3), cupy.uint8), depth=10)
+    with pytest.raises(ValueError, match="depth: 8 for a uint16 frame"):
+        p.process(frame, depth=8)
