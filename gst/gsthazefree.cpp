@@ -1,5 +1,7 @@
 // The GStreamer element `hazefree` (plugin gsthazefree): a video filter (GstVideoFilter) that runs
-// hazefree::Processor of the public API on I420, NV12 and GRAY8 frames in system memory.
+// hazefree::Processor of the public API on I420, NV12 and GRAY8 frames in system memory, and on
+// their forms of 10 to 16 bits per sample (I420_10LE, P010_10LE, GRAY16_LE, Y444_16LE, ...),
+// processed at their own depth (SPEC 7) without conversion.
 //
 // Thin by design: every configuration key a Processor uses becomes a property generated from
 // hazefree::configuration_keys() (the one options table behind the CLI, TOML presets and Python):
@@ -53,7 +55,15 @@ GST_DEBUG_CATEGORY_STATIC(gst_hazefree_debug);
 
 namespace {
 
-constexpr const char* kFormats = "{ I420, NV12, GRAY8 }";
+// The 8-bit formats first: where upstream offers several, negotiation keeps 8-bit video 8-bit.
+// Then those of two-byte samples that map onto the library's frames as they are: planar YUV
+// 4:2:0/4:2:2/4:4:4 and grey with the value in the low bits (little-endian, as the library's
+// samples are native-endian on the little-endian hosts it is built for), and P010/P012/P016
+// with the value in the high bits (hazefree::Frame::nv12 at depth).
+constexpr const char* kFormats =
+    "{ I420, NV12, GRAY8, Y42B, Y444, I420_10LE, I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, "
+    "Y444_16LE, P010_10LE, P012_LE, P016_LE, GRAY16_LE }";
+static_assert(G_BYTE_ORDER == G_LITTLE_ENDIAN, "the element's high-depth formats are the little-endian ones");
 constexpr const char* kCudaMemory = "memory:CUDAMemory";
 constexpr int kDefaultLanes = 2;
 
@@ -168,12 +178,33 @@ hazefree::Frame api_frame(GstVideoFrame* frame) {
   auto stride = [frame](int i) { return static_cast<std::ptrdiff_t>(GST_VIDEO_FRAME_PLANE_STRIDE(frame, i)); };
   const int width = GST_VIDEO_FRAME_WIDTH(frame);
   const int height = GST_VIDEO_FRAME_HEIGHT(frame);
+  // Bits per sample: the format's own (10 for I420_10LE and P010_10LE, 16 for GRAY16_LE).
+  const int depth = static_cast<int>(GST_VIDEO_FORMAT_INFO_DEPTH(frame->info.finfo, 0));
   hazefree::Frame f;
   switch (GST_VIDEO_FRAME_FORMAT(frame)) {
     case GST_VIDEO_FORMAT_I420:
-      f = hazefree::Frame::i420(data(0), stride(0), data(1), stride(1), data(2), stride(2), width, height);
+    case GST_VIDEO_FORMAT_I420_10LE:
+    case GST_VIDEO_FORMAT_I420_12LE:
+      f = hazefree::Frame::i420(data(0), stride(0), data(1), stride(1), data(2), stride(2), width, height, depth);
       break;
-    case GST_VIDEO_FORMAT_NV12: f = hazefree::Frame::nv12(data(0), stride(0), data(1), stride(1), width, height); break;
+    case GST_VIDEO_FORMAT_Y42B:
+    case GST_VIDEO_FORMAT_I422_10LE:
+    case GST_VIDEO_FORMAT_I422_12LE:
+      f = hazefree::Frame::yuv422p(data(0), stride(0), data(1), stride(1), data(2), stride(2), width, height, depth);
+      break;
+    case GST_VIDEO_FORMAT_Y444:
+    case GST_VIDEO_FORMAT_Y444_10LE:
+    case GST_VIDEO_FORMAT_Y444_12LE:
+    case GST_VIDEO_FORMAT_Y444_16LE:
+      f = hazefree::Frame::yuv444p(data(0), stride(0), data(1), stride(1), data(2), stride(2), width, height, depth);
+      break;
+    case GST_VIDEO_FORMAT_NV12:
+    case GST_VIDEO_FORMAT_P010_10LE:
+    case GST_VIDEO_FORMAT_P012_LE:
+    case GST_VIDEO_FORMAT_P016_LE:
+      f = hazefree::Frame::nv12(data(0), stride(0), data(1), stride(1), width, height, depth);
+      break;
+    case GST_VIDEO_FORMAT_GRAY16_LE: f = hazefree::Frame::gray16(data(0), width, height, stride(0), depth); break;
     default: f = hazefree::Frame::gray8(data(0), width, height, stride(0)); break;
   }
   f.matrix = frame_matrix(frame->info);
@@ -696,6 +727,15 @@ std::string refusal(GstHazefree* self, GstCaps* caps) {
            " (built without gst-plugins-bad's CUDA library): put a download element (e.g. cudadownload) before it";
   }
 #endif
+  // Deep video is told the deep formats (the list of 8-bit ones is what most senders need).
+  const GstVideoFormat refused = format ? gst_video_format_from_string(format) : GST_VIDEO_FORMAT_UNKNOWN;
+  const GstVideoFormatInfo* refused_info =
+      refused != GST_VIDEO_FORMAT_UNKNOWN ? gst_video_format_get_info(refused) : nullptr;
+  if (refused_info && GST_VIDEO_FORMAT_INFO_DEPTH(refused_info, 0) > 8)
+    return std::string("hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits I420_10LE, I420_12LE, "
+                       "I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P010_10LE, P012_LE, P016_LE or "
+                       "GRAY16_LE, not ") +
+           format + ": put videoconvert before it";
   return std::string("hazefree takes I420, NV12 or GRAY8 video, not ") + (format ? format : "this format") +
          ": put videoconvert before it";
 }
@@ -737,7 +777,7 @@ gboolean accept_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps
 #endif
   if (accepted) return accepted;
   GST_ELEMENT_ERROR(trans, STREAM, FORMAT, ("%s", refusal(GST_HAZEFREE(trans), caps).c_str()),
-                    ("refused caps: %s", described.get()));
+                    ("refused caps: %s; formats taken: %s", described.get(), kFormats));
   return accepted;
 }
 
@@ -794,7 +834,8 @@ gboolean query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* que
     state.last_refused = described.get();
   }
   const std::string why = refusal(self, filter);
-  GST_ELEMENT_WARNING(trans, STREAM, FORMAT, ("%s", why.c_str()), ("refused caps: %s", described.get()));
+  GST_ELEMENT_WARNING(trans, STREAM, FORMAT, ("%s", why.c_str()),
+                      ("refused caps: %s; formats taken: %s", described.get(), kFormats));
   return answered;
 }
 

@@ -735,3 +735,152 @@ TEST_CASE("gst: the lanes: frames leave in order, at once on the CPU backend, eq
   CHECK(G_PARAM_SPEC_INT(spec)->default_value == 2);
   gst_object_unref(element);
 }
+
+// ---- high bit depth (SPEC 7) ------------------------------------------------------------------
+
+namespace {
+
+// The library's frame over the planes of one raw GStreamer frame of `info` at `data`.
+hazefree::Frame library_frame(const GstVideoInfo& info, std::uint8_t* data) {
+  auto plane = [&](int i) { return data + GST_VIDEO_INFO_PLANE_OFFSET(&info, i); };
+  auto stride = [&](int i) { return static_cast<std::ptrdiff_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, i)); };
+  const int w = GST_VIDEO_INFO_WIDTH(&info), h = GST_VIDEO_INFO_HEIGHT(&info);
+  const int depth = static_cast<int>(GST_VIDEO_INFO_COMP_DEPTH(&info, 0));
+  hazefree::Frame f;
+  switch (GST_VIDEO_INFO_FORMAT(&info)) {
+    case GST_VIDEO_FORMAT_I420_10LE:
+      f = hazefree::Frame::i420(plane(0), stride(0), plane(1), stride(1), plane(2), stride(2), w, h, depth);
+      break;
+    case GST_VIDEO_FORMAT_P010_10LE:
+    case GST_VIDEO_FORMAT_P016_LE: f = hazefree::Frame::nv12(plane(0), stride(0), plane(1), stride(1), w, h, depth); break;
+    case GST_VIDEO_FORMAT_Y444_16LE:
+      f = hazefree::Frame::yuv444p(plane(0), stride(0), plane(1), stride(1), plane(2), stride(2), w, h, depth);
+      break;
+    case GST_VIDEO_FORMAT_GRAY16_LE: f = hazefree::Frame::gray16(plane(0), w, h, stride(0), depth); break;
+    default: FAIL("format not covered by the test"); break;
+  }
+  // The caps below say bt709 (limited range for YUV); GRAY16 is full range.
+  f.matrix = hazefree::FrameMatrix::bt709;
+  f.range = GST_VIDEO_INFO_IS_YUV(&info) ? hazefree::FrameRange::limited : hazefree::FrameRange::full;
+  return f;
+}
+
+// Samples of two bytes, as values.
+std::vector<std::uint16_t> samples16(const std::string& bytes, std::size_t offset, std::size_t count) {
+  std::vector<std::uint16_t> values(count);
+  std::memcpy(values.data(), bytes.data() + offset, count * 2);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("gst: 10-bit I420 from videotestsrc through hazefree mode=he equals the library at 10 bits") {
+  init_gstreamer();
+  const std::string dir = hazefree::test::temp_dir("gst-i420-10");
+  const std::string in_raw = dir + "/in.raw", out_raw = dir + "/out.raw";
+  constexpr int kFrames = 6, kWidth = 96, kHeight = 64;
+  // One source, teed: the element's input and output of the same frames, each written as is.
+  const std::string caps = "video/x-raw,format=I420_10LE,width=" + std::to_string(kWidth) +
+                           ",height=" + std::to_string(kHeight) + ",framerate=25/1,colorimetry=bt709";
+  const Launched run = gst_launch("videotestsrc num-buffers=" + std::to_string(kFrames) + " horizontal-speed=3 ! " + caps +
+                                  " ! tee name=t t. ! queue ! filesink location='" + in_raw +
+                                  "' t. ! queue ! hazefree backend=cpu mode=he ! " + caps +
+                                  " ! filesink location='" + out_raw + "'");
+  INFO(run.err);
+  REQUIRE(run.status == 0);
+  GstVideoInfo info;
+  REQUIRE(gst_video_info_set_format(&info, GST_VIDEO_FORMAT_I420_10LE, kWidth, kHeight));
+  const std::size_t frame_bytes = GST_VIDEO_INFO_SIZE(&info);
+  std::string in = slurp(in_raw);
+  const std::string out = slurp(out_raw);
+  REQUIRE(in.size() == frame_bytes * kFrames);
+  REQUIRE(out.size() == in.size());
+  hazefree::Processor he({{"mode", "he"}, {"backend", "cpu"}});
+  std::vector<std::uint8_t> expected(frame_bytes);
+  for (int i = 0; i < kFrames; ++i) {
+    INFO("frame " << i);
+    auto* frame = reinterpret_cast<std::uint8_t*>(in.data()) + i * frame_bytes;
+    std::fill(expected.begin(), expected.end(), 0);
+    he.process(library_frame(info, frame), library_frame(info, expected.data()));
+    const std::size_t y_offset = i * frame_bytes + GST_VIDEO_INFO_PLANE_OFFSET(&info, 0);
+    const std::size_t y_samples = static_cast<std::size_t>(kWidth) * kHeight;  // rows unpadded at this width
+    REQUIRE(GST_VIDEO_INFO_PLANE_STRIDE(&info, 0) == kWidth * 2);
+    CHECK(out.compare(y_offset, y_samples * 2, reinterpret_cast<const char*>(expected.data()), y_samples * 2) == 0);
+    // Chroma is kept (luma HE), and the luma is equalized at 10 bits: more than 256 codes, all legal.
+    CHECK(out.compare(i * frame_bytes + GST_VIDEO_INFO_PLANE_OFFSET(&info, 1),
+                      frame_bytes - GST_VIDEO_INFO_PLANE_OFFSET(&info, 1), in,
+                      i * frame_bytes + GST_VIDEO_INFO_PLANE_OFFSET(&info, 1),
+                      frame_bytes - GST_VIDEO_INFO_PLANE_OFFSET(&info, 1)) == 0);
+    const std::vector<std::uint16_t> luma = samples16(out, y_offset, y_samples);
+    const std::vector<std::uint16_t> before = samples16(in, y_offset, y_samples);
+    CHECK(luma != before);
+    CHECK(*std::max_element(luma.begin(), luma.end()) <= 940);  // 235 << 2: limited range kept
+    CHECK(*std::min_element(luma.begin(), luma.end()) >= 64);   // 16 << 2
+  }
+}
+
+TEST_CASE("gst: P010, P016, Y444_16LE and GRAY16_LE frames are processed at their depth as the library does") {
+  init_gstreamer();
+  struct Case {
+    const char* format;
+    GstVideoFormat video_format;
+    const char* properties;    // of the element
+    hazefree::Options options;  // the same for the library
+  };
+  const std::vector<Case> cases = {
+      {"P010_10LE", GST_VIDEO_FORMAT_P010_10LE, "mode=dcp gf-radius=8", {{"mode", "dcp"}, {"dcp.gf_radius", "8"}}},
+      {"P016_LE", GST_VIDEO_FORMAT_P016_LE, "mode=he color=rgb", {{"mode", "he"}, {"color", "rgb"}}},
+      {"Y444_16LE", GST_VIDEO_FORMAT_Y444_16LE, "mode=ahe window=15 clip=2",
+       {{"mode", "ahe"}, {"ahe.window", "15"}, {"ahe.clip", "2"}}},
+      {"GRAY16_LE", GST_VIDEO_FORMAT_GRAY16_LE, "mode=he", {{"mode", "he"}}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.format << " " << c.properties);
+    const int width = 64, height = 48;
+    GstVideoInfo info;
+    REQUIRE(gst_video_info_set_format(&info, c.video_format, width, height));
+    const int depth = static_cast<int>(GST_VIDEO_INFO_COMP_DEPTH(&info, 0));
+    // Plausible codes of the format's depth in every component: a hazy gradient with noise,
+    // chroma near neutral; P010/P016 hold them in the high bits.
+    std::vector<std::uint8_t> frame(GST_VIDEO_INFO_SIZE(&info), 0);
+    std::mt19937 random(static_cast<unsigned>(depth));
+    const int s = depth - 8;
+    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) {
+      const int rows = GST_VIDEO_INFO_COMP_HEIGHT(&info, p);
+      const int samples = GST_VIDEO_INFO_PLANE_STRIDE(&info, p) / 2;
+      for (int y = 0; y < rows; ++y)
+        for (int x = 0; x < samples; ++x) {
+          const bool luma = p == 0;
+          int value = luma ? (150 << s) + ((x * 60) << s) / width + static_cast<int>(random() % (16u << s))
+                           : (120 << s) + static_cast<int>(random() % (16u << s));
+          if (c.video_format == GST_VIDEO_FORMAT_P010_10LE || c.video_format == GST_VIDEO_FORMAT_P016_LE)
+            value <<= 16 - depth;
+          const auto sample = static_cast<std::uint16_t>(value);
+          std::memcpy(frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, p) +
+                          static_cast<std::size_t>(y) * GST_VIDEO_INFO_PLANE_STRIDE(&info, p) + 2 * x,
+                      &sample, 2);
+        }
+    }
+    hazefree::Options options = c.options;
+    options["backend"] = "cpu";
+    hazefree::Processor processor(options);
+    std::vector<std::uint8_t> expected(frame.size(), 0);
+    processor.process(library_frame(info, frame.data()), library_frame(info, expected.data()));
+    CHECK(expected != frame);
+
+    const std::string colorimetry = GST_VIDEO_INFO_IS_YUV(&info) ? ",colorimetry=bt709" : "";
+    Harness harness(std::string("hazefree backend=cpu ") + c.properties,
+                    std::string("video/x-raw,format=") + c.format + ",width=64,height=48,framerate=25/1" + colorimetry);
+    CHECK(harness.process(frame) == expected);
+  }
+}
+
+TEST_CASE("gst: a deep format it cannot take is refused with the deep formats it takes") {
+  init_gstreamer();
+  const std::vector<std::string> lines = push_with_caps("video/x-raw,format=I420_10BE,width=4,height=2,framerate=25/1",
+                                                        "backend=cpu", 4 * 2 * 2 * 3 / 2);
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] == "error filter: hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits I420_10LE, "
+                    "I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P010_10LE, P012_LE, P016_LE "
+                    "or GRAY16_LE, not I420_10BE: put videoconvert before it");
+}
