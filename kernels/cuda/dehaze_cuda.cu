@@ -451,13 +451,13 @@ void launch_patch_min_tile_as(const ImageView& d_frame, const AtmosphereState* d
                               float4* block_maxima, cudaStream_t stream) {
   const PatchTileShape t(radius);
   const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
-  static const bool attribute_set = [] {
-    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(
-        patch_min_tile_kernel<kNormalised, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        PatchTileShape(kPatchTileMaxRadius).shared_floats() * static_cast<int>(sizeof(float))));
-    return true;
-  }();
-  (void)attribute_set;
+  // Above 48 KiB (already at the default radius 7) the kernel needs a raised limit, and that
+  // limit belongs to the function in the current CUDA context: one process may run the chain in
+  // several (the runtime's primary context and a library's own, such as GStreamer's CUDA
+  // memory), so it is raised before each launch (a host-side call of about a microsecond).
+  if (shared > 48 * 1024)
+    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(patch_min_tile_kernel<kNormalised, T>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
   const FrameRef f = frame_ref(d_frame);
   const dim3 grid(div_up(f.width, kPatchTile), div_up(f.height, kPatchTile));
   patch_min_tile_kernel<kNormalised, T><<<grid, kPatchThreads, shared, stream>>>(
