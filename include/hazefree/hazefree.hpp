@@ -43,8 +43,9 @@ class OptionError : public std::invalid_argument {
   std::string key_;
 };
 
-// A frame that does not fit the call (null plane, stride shorter than a row, output of another
-// size or format, overlapping input and output). what() names the argument and the expectation.
+// A frame that does not fit the call (null plane, stride shorter than a row, a depth outside 8..16,
+// output of another size, format or depth, overlapping input and output). what() names the
+// argument and the expectation.
 class FrameError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
