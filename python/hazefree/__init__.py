@@ -415,7 +415,8 @@ def frames(input, device="cpu", **options):  # noqa: A002
     8 bits.
 
     device: "cpu" yields numpy arrays; "cuda" yields CUDA tensors (PyTorch when importable,
-      else CuPy), uploaded from the host after the conversion.
+      else CuPy), uploaded from the host after the conversion (uint16 frames need PyTorch 2.3 or
+      later, which has torch.uint16).
     options: configuration keys as for Processor (``mode``, ``backend``, ``input_hwdec``...).
     """
     if device not in ("cpu", "cuda"):
