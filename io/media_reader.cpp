@@ -73,6 +73,15 @@ bool is_yuv_layout(AVPixelFormat format) {
 
 Rational to_rational(AVRational value) { return Rational{value.num, value.den}; }
 
+// What NVDEC's pictures may be on the GPU: 4:2:0 semi-planar, the value in the high bits above
+// 8 bits (P012 where this FFmpeg has it; older ones give 12-bit pictures as P016).
+bool is_nvdec_layout(AVPixelFormat format) {
+#ifdef AV_PIX_FMT_P012
+  if (format == AV_PIX_FMT_P012) return true;
+#endif
+  return format == AV_PIX_FMT_NV12 || format == AV_PIX_FMT_P010 || format == AV_PIX_FMT_P016;
+}
+
 }  // namespace
 
 struct MediaReader::Impl {
@@ -485,7 +494,7 @@ void MediaReader::Impl::describe(const AVFrame& first) {
   if (source_format == AV_PIX_FMT_CUDA) {
     const auto* frames = reinterpret_cast<const AVHWFramesContext*>(first.hw_frames_ctx->data);
     source_format = frames->sw_format;
-    if (source_format != AV_PIX_FMT_NV12 && source_format != AV_PIX_FMT_P010 && source_format != AV_PIX_FMT_P016) {
+    if (!is_nvdec_layout(source_format)) {
       const char* format_name = av_get_pix_fmt_name(source_format);
       throw_io(name, std::string("--hwdec cuda: the GPU decodes this stream as ") +
                          (format_name ? format_name : "?") +
@@ -503,6 +512,9 @@ void MediaReader::Impl::describe(const AVFrame& first) {
     // NVDEC's P016 also carries 12-bit pictures (value << 4): the stream's own depth says which.
     info.format = PixelFormat::nv12;
     layout_depth = source_format == AV_PIX_FMT_NV12 ? 8 : source_format == AV_PIX_FMT_P010 ? 10 : 16;
+#ifdef AV_PIX_FMT_P012
+    if (source_format == AV_PIX_FMT_P012) layout_depth = 12;
+#endif
     const int stream_depth = decoder->sw_pix_fmt != AV_PIX_FMT_NONE ? av_format_depth(decoder->sw_pix_fmt) : 0;
     if (layout_depth == 16 && stream_depth > 10 && stream_depth < 16) layout_depth = stream_depth;
     info.source_depth = layout_depth;
