@@ -260,12 +260,14 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   if (!accepted && y4m) accepted = kYuv4mpegFormats;
   const AVPixelFormat wanted = to_av_format(layout, depth);
   if (wanted == AV_PIX_FMT_NONE) throw_io(name, "FFmpeg has no layout for " + format_name(layout, depth) + " frames");
-  if (accepted && deepest_format(accepted) < depth) {
+  // At 8 bits nothing is refused, as before: an encoder of fewer bits (rgb555) converts down.
+  if (accepted && depth > 8 && deepest_format(accepted) < depth) {
     const int deepest = deepest_format(accepted);
     std::string message = std::string(codec->name) + " holds at most " + std::to_string(deepest) + " bits; for " +
                           std::to_string(depth) + "-bit output use " + encoders_holding(depth, codec);
-    // RGB exists at 8 and 16 bits only: its way down is 8.
-    const int way_down = layout == PixelFormat::rgb24 ? 8 : deepest;
+    // RGB exists at 8 and 16 bits only, and encoders of fewer bits convert 8-bit frames: their
+    // way down is 8.
+    const int way_down = layout == PixelFormat::rgb24 || deepest < 8 ? 8 : deepest;
     if (way_down == 8 || way_down == 10 || way_down == 12) message += ", or --output-depth " + std::to_string(way_down);
     throw_io(name, message);
   }
@@ -275,12 +277,13 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   } else if (full_range_yuv && list_has(accepted, full_range_variant(wanted))) {
     encoder_format = full_range_variant(wanted);
   } else {
-    // Only the formats that keep the depth compete (FFmpeg's choice may trade depth for layout).
-    std::vector<AVPixelFormat> deep_enough;
+    // Above 8 bits only the formats that keep the depth compete (FFmpeg's choice may trade depth
+    // for layout); at 8 bits FFmpeg chooses among them all, as before.
+    std::vector<AVPixelFormat> candidates;
     for (const AVPixelFormat* f = accepted; *f != AV_PIX_FMT_NONE; ++f)
-      if (av_format_depth(*f) >= depth) deep_enough.push_back(*f);
-    deep_enough.push_back(AV_PIX_FMT_NONE);
-    encoder_format = avcodec_find_best_pix_fmt_of_list(deep_enough.data(), wanted, 0, nullptr);
+      if (depth == 8 || av_format_depth(*f) >= depth) candidates.push_back(*f);
+    candidates.push_back(AV_PIX_FMT_NONE);
+    encoder_format = avcodec_find_best_pix_fmt_of_list(candidates.data(), wanted, 0, nullptr);
     if (encoder_format == AV_PIX_FMT_NONE) {
       throw_io(name, std::string(codec->name) + " takes no pixel format we can convert " +
                          format_name(layout, depth) + " to");
