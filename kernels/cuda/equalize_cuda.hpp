@@ -91,9 +91,10 @@ class HeDepthCuda {
 };
 
 // AHE/CLAHE at depth 9..16 (SPEC 7, equalize_depth_cuda.cu): B = 2^min(depth, 12) bins in a
-// two-level histogram (buckets of 64 bins), the column histograms of the 8-bit kernel, a warp per
-// 32 output columns whose window lives in shared memory; a bucket's 64 bins move only when the
-// entering or leaving column has pixels in it.
+// two-level histogram (buckets of 64 bins), per-tile column histograms in global memory as in the
+// 8-bit kernel, a warp per 32 output columns whose one window (in shared memory) goes right along
+// a row and left along the next; a bucket's 64 bins move only when the entering or leaving column
+// has pixels in it. Tiles are cut to fill the resident blocks in one wave.
 class AheDepthCuda {
  public:
   void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes, int depth,

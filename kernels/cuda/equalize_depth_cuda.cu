@@ -292,9 +292,10 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = a.radius, w = a.width, h = a.height, bins = a.bins;
   const int span = kAdTileWidth + 2 * r;
-  // This warp's window: fine bins, then the count of each bucket.
-  std::uint32_t* work = s_mem + static_cast<std::size_t>(warp) * (bins + kMaxBuckets);
+  // This warp's window: fine bins, the count of each bucket, and each bucket's excess (CLAHE).
+  std::uint32_t* work = s_mem + static_cast<std::size_t>(warp) * (bins + 2 * kMaxBuckets);
   std::uint32_t* bucket = work + bins;
+  std::uint32_t* bucket_excess = bucket + kMaxBuckets;
   std::uint16_t* fine = a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
   std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kMaxBuckets;
   const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
@@ -322,9 +323,16 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       for (int i = lane; i < bins; i += 32) work[i] = 0;
       std::uint32_t c0 = 0, c1 = 0;
       __syncwarp();
+      // The bucket counts of the next column are loaded one column ahead.
+      std::uint32_t next_q0 = coarse[static_cast<std::size_t>(warp * 32) * kMaxBuckets + lane];
+      std::uint32_t next_q1 = coarse[static_cast<std::size_t>(warp * 32) * kMaxBuckets + lane + 32];
       for (int m = 0; m <= 2 * r; ++m) {
         const std::size_t j = static_cast<std::size_t>(warp * 32 + m);
-        const std::uint32_t q0 = coarse[j * kMaxBuckets + lane], q1 = coarse[j * kMaxBuckets + lane + 32];
+        const std::uint32_t q0 = next_q0, q1 = next_q1;
+        if (m < 2 * r) {
+          next_q0 = coarse[(j + 1) * kMaxBuckets + lane];
+          next_q1 = coarse[(j + 1) * kMaxBuckets + lane + 32];
+        }
         c0 += q0;
         c1 += q1;
         unsigned long long used = (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, q1 != 0)) << 32) |
@@ -384,70 +392,103 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       }
       if (!active) continue;
       __syncwarp();
-      // Lane l owns bins k * 64 + l and k * 64 + l + 32 of every bucket k, and buckets l, l + 32.
+      // Lane l keeps the counts of buckets l and l + 32 in registers.
       std::uint32_t c0 = bucket[lane], c1 = bucket[lane + 32];
-      std::uint32_t e0 = 0, e1 = 0;  // each owned bucket's excess (CLAHE)
       if (clip) {
         // A bucket holding at most L samples has no bin above L.
+        std::uint32_t e0 = 0, e1 = 0;
         if (c0 > limit)
           for (int i = 0; i < kBucket; ++i) e0 += excess_part(work[lane * kBucket + i], limit);
         if (c1 > limit)
           for (int i = 0; i < kBucket; ++i) e1 += excess_part(work[(lane + 32) * kBucket + i], limit);
+        bucket_excess[lane] = e0;
+        bucket_excess[lane + 32] = e1;
       }
       __syncwarp();
+      // Bucket updates: the warp takes up to four buckets at a time, lanes 8u .. 8u + 7 the u-th,
+      // each lane eight of its bins (one 16-byte load per column).
+      const int group = lane >> 3, part = lane & 7;
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
       const int step = cur == 0 ? 1 : -1;
+      // The entering and leaving columns of the window at pixel `at`, coming from at - step.
+      auto entering = [&](int at) {
+        return static_cast<std::size_t>(warp * 32 + (step > 0 ? at + 2 * r : at));
+      };
+      auto leaving = [&](int at) {
+        return static_cast<std::size_t>(warp * 32 + (step > 0 ? at - 1 : at + 1 + 2 * r));
+      };
+      // The bucket counts of the next step's two columns are loaded one step ahead.
+      std::uint32_t next_qe0 = 0, next_qe1 = 0, next_ql0 = 0, next_ql1 = 0;
+      if (count > 1) {
+        const std::size_t je = entering(cur + step), jl = leaving(cur + step);
+        next_qe0 = coarse[je * kMaxBuckets + lane];
+        next_qe1 = coarse[je * kMaxBuckets + lane + 32];
+        next_ql0 = coarse[jl * kMaxBuckets + lane];
+        next_ql1 = coarse[jl * kMaxBuckets + lane + 32];
+      }
       int mine = 0;
       for (int n_done = 0; n_done < count; ++n_done) {
         if (n_done > 0) {  // the window one column on
           const int next = cur + step;
-          const std::size_t je = static_cast<std::size_t>(warp * 32 + (step > 0 ? next + 2 * r : next));
-          const std::size_t jl = static_cast<std::size_t>(warp * 32 + (step > 0 ? cur : cur + 2 * r));
+          const std::size_t je = entering(next), jl = leaving(next);
           cur = next;
-          const std::uint32_t qe0 = coarse[je * kMaxBuckets + lane], qe1 = coarse[je * kMaxBuckets + lane + 32];
-          const std::uint32_t ql0 = coarse[jl * kMaxBuckets + lane], ql1 = coarse[jl * kMaxBuckets + lane + 32];
+          const std::uint32_t qe0 = next_qe0, qe1 = next_qe1, ql0 = next_ql0, ql1 = next_ql1;
+          if (n_done + 1 < count) {
+            const std::size_t je2 = entering(cur + step), jl2 = leaving(cur + step);
+            next_qe0 = coarse[je2 * kMaxBuckets + lane];
+            next_qe1 = coarse[je2 * kMaxBuckets + lane + 32];
+            next_ql0 = coarse[jl2 * kMaxBuckets + lane];
+            next_ql1 = coarse[jl2 * kMaxBuckets + lane + 32];
+          }
           c0 += qe0 - ql0;
           c1 += qe1 - ql1;
           unsigned long long used =
               (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, (qe1 | ql1) != 0)) << 32) |
               __ballot_sync(0xffffffffu, (qe0 | ql0) != 0);
-          while (used) {  // four buckets' loads in flight at a time
-            int ks[4];
-            std::uint32_t d0[4], d1[4];  // entering minus leaving counts (mod 2^32)
+          while (used) {
+            int k = -1;  // this lane's bucket: the group-th set bit of `used`
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-              ks[u] = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
+              const int next_k = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
               used &= used ? used - 1 : 0ull;
-              if (ks[u] >= 0) {
-                const std::uint16_t* enter = fine + je * bins + ks[u] * kBucket;
-                const std::uint16_t* leave = fine + jl * bins + ks[u] * kBucket;
-                d0[u] = static_cast<std::uint32_t>(enter[lane]) - leave[lane];
-                d1[u] = static_cast<std::uint32_t>(enter[lane + 32]) - leave[lane + 32];
-              }
+              if (u == group) k = next_k;
             }
+            std::uint32_t excess = 0;
+            if (k >= 0) {
+              const std::size_t o = static_cast<std::size_t>(k) * kBucket + part * 8;
+              const uint4 en = *reinterpret_cast<const uint4*>(fine + je * bins + o);
+              const uint4 lv = *reinterpret_cast<const uint4*>(fine + jl * bins + o);
+              uint4* hk = reinterpret_cast<uint4*>(work + o);
+              const uint4 lo = hk[0], hi = hk[1];
+              const unsigned e[4] = {en.x, en.y, en.z, en.w}, l[4] = {lv.x, lv.y, lv.z, lv.w};
+              unsigned hv[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-            for (int u = 0; u < 4; ++u) {
-              if (ks[u] < 0) continue;
-              const int k = ks[u];
-              std::uint32_t* hk = work + k * kBucket;
-              const std::uint32_t h0 = hk[lane] + d0[u];
-              const std::uint32_t h1 = hk[lane + 32] + d1[u];
-              hk[lane] = h0;
-              hk[lane + 32] = h1;
-              if (clip) {
-                const std::uint32_t e = __reduce_add_sync(0xffffffffu, excess_part(h0, limit) + excess_part(h1, limit));
-                if (k == lane) e0 = e;
-                if (k == lane + 32) e1 = e;
+              for (int i = 0; i < 8; ++i) {
+                const unsigned shift = 16 * (i & 1);
+                hv[i] += ((e[i / 2] >> shift) & 0xffffu) - ((l[i / 2] >> shift) & 0xffffu);
+                excess += excess_part(hv[i], limit);
               }
+              hk[0] = make_uint4(hv[0], hv[1], hv[2], hv[3]);
+              hk[1] = make_uint4(hv[4], hv[5], hv[6], hv[7]);
+            }
+            if (clip) {
+              excess += __shfl_xor_sync(0xffffffffu, excess, 1);
+              excess += __shfl_xor_sync(0xffffffffu, excess, 2);
+              excess += __shfl_xor_sync(0xffffffffu, excess, 4);
+              if (k >= 0 && part == 0) bucket_excess[k] = excess;
             }
           }
+          __syncwarp();
         }
         const int v = ahe_bin(a, srow[xs + cur]);
         const int kv = v >> kBucketLog2, top = v & (kBucket - 1);
         const std::uint32_t hv0 = work[kv * kBucket + lane], hv1 = work[kv * kBucket + lane + 32];
         std::uint32_t below;
+        std::uint32_t e0 = 0, e1 = 0;
         if (clip) {
+          e0 = bucket_excess[lane];
+          e1 = bucket_excess[lane + 32];
           below = (lane < kv ? c0 - e0 : 0u) + (lane + 32 < kv ? c1 - e1 : 0u) +
                   (lane <= top ? min(hv0, limit) : 0u) + (lane + 32 <= top ? min(hv1, limit) : 0u);
         } else {
@@ -466,7 +507,19 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
     }
     __syncthreads();  // every warp is done with the columns
-    count_columns(a, src, x0, ncols, y1 - 1, -1, fine, coarse);  // back to zero for the next tile
+    // Back to zero for the next tile: the rows counted taken out again, or for large windows
+    // (2 (2r + 1) atomics per column cost more than bins / 8 vector stores) plain zeros.
+    if (2 * (2 * r + 1) > bins / 8) {
+      const uint4 zero = make_uint4(0, 0, 0, 0);
+      uint4* f4 = reinterpret_cast<uint4*>(fine);
+      uint4* q4 = reinterpret_cast<uint4*>(coarse);
+      const std::size_t nf = static_cast<std::size_t>(ncols) * bins / 8;
+      const std::size_t nq = static_cast<std::size_t>(ncols) * kMaxBuckets / 8;
+      for (std::size_t i = threadIdx.x; i < nf; i += blockDim.x) f4[i] = zero;
+      for (std::size_t i = threadIdx.x; i < nq; i += blockDim.x) q4[i] = zero;
+    } else {
+      count_columns(a, src, x0, ncols, y1 - 1, -1, fine, coarse);
+    }
     __syncthreads();
   }
 }
@@ -692,19 +745,27 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   a.bins = bins;
   a.bin_shift = rules::ahe_bin_shift(depth);
   a.max_code = rules::depth_max_code(depth);
-  // Taller tiles for larger windows: each tile builds and clears its column histograms, about
-  // 2 (2r + 1) updates per column, shared by its rows.
-  a.tile_rows = r < 64 ? 64 : 128;
-  a.tiles_x = div_up(w, kAdTileWidth);
-  a.tiles_y = div_up(h, a.tile_rows);
-  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (bins + kMaxBuckets) * sizeof(std::uint32_t);
+  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (bins + 2 * kMaxBuckets) * sizeof(std::uint32_t);
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(ahe_depth_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
   int per_sm = 1;
   HAZEFREE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ahe_depth_kernel, kAdThreads, smem));
-  const int tiles = a.tiles_x * a.tiles_y * planes;
-  const int grid = std::max(1, std::min(tiles, std::max(1, per_sm) * sm_count_));
   const int span = kAdTileWidth + 2 * r;
+  // Column histograms of at most about 1 GiB in all.
+  const std::size_t per_block = static_cast<std::size_t>(span) * (bins + kMaxBuckets) * sizeof(std::uint16_t);
+  const int memory_cap = static_cast<int>(std::max<std::size_t>(1, (std::size_t{1} << 30) / per_block));
+  const int slots = std::max(1, std::min(std::max(1, per_sm) * sm_count_, memory_cap));
+  // The sliding is latency-bound, so the tiles are cut short enough to fill every resident slot
+  // (one wave), but no shorter than 16 rows or r / 4: each tile builds and clears its column
+  // histograms, 2 (2r + 1) updates per column, shared by its rows (1080p, H100, 2026-11: r / 2
+  // was best for 10 bits at windows 255 and 511, r / 4 for 12 bits).
+  a.tiles_x = div_up(w, kAdTileWidth);
+  const long long rows_per_slot = (static_cast<long long>(h) * a.tiles_x * planes + slots - 1) / slots;
+  a.tile_rows = static_cast<int>(
+      std::min<long long>(128, std::max<long long>({16, r / 4, (rows_per_slot + 7) / 8 * 8})));
+  a.tiles_y = div_up(h, a.tile_rows);
+  const int tiles = a.tiles_x * a.tiles_y * planes;
+  const int grid = std::max(1, std::min(tiles, slots));
   const std::size_t fine_count = static_cast<std::size_t>(grid) * span * bins;
   const std::size_t coarse_count = static_cast<std::size_t>(grid) * span * kMaxBuckets;
   // The kernel leaves the column histograms at zero; a fresh buffer is cleared once.
