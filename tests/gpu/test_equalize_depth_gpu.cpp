@@ -1,6 +1,7 @@
 // HE and AHE/CLAHE at depth 10, 12 and 16 (SPEC 7) on the GPU against the CPU backend, bit for
 // bit: every format at depth (yuv420p/422p/444p, P010/P016, grey, rgb48), every colour mode, ROI,
-// he_temporal over frames, windows (one reduced) and clips, odd sizes.
+// he_temporal over frames (and a stream started from a job's scanned state), windows (one
+// reduced) and clips, odd sizes.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda/cuda_processor.hpp"
 #include "kernels/processor.hpp"
+#include "kernels/temporal_state.hpp"
 
 namespace hazefree {
 namespace {
@@ -177,6 +179,38 @@ TEST_CASE("AHE and CLAHE at depth match the CPU on 1080p P010 and 12-bit 4:2:0, 
       check_exact(ahe_config(ColorMode::luma, window, clip), PixelFormat::nv12, 1920, 1080, 10, true);
       check_exact(ahe_config(ColorMode::luma, window, clip), PixelFormat::yuv420p, 1920, 1080, 12, true);
     }
+}
+
+TEST_CASE("HE at depth on the GPU: a stream started from the scanned state renders as the single run") {
+  const ProcessingConfig config = he_config(ColorMode::luma, 0.25f);
+  for (int depth : {10, 16}) {
+    CAPTURE(depth);
+    const std::uint32_t seed = fresh_seed();
+    CAPTURE(seed);
+    std::vector<Image> frames;
+    for (int i = 0; i < 6; ++i) {
+      frames.push_back(make_depth_image(PixelFormat::yuv420p, 321, 241, depth, ColorRange::limited));
+      fill(frames.back().view(), seed + 17u * i, i % 3 != 1, 0, (1 << depth) - 1);
+    }
+    auto cpu = make_cpu_processor(config);
+    auto whole = make_cuda_processor(config);
+    TemporalState scanned;
+    Image out = make_depth_image(PixelFormat::yuv420p, 321, 241, depth, ColorRange::limited);
+    for (int i = 0; i < 5; ++i) {
+      advance_temporal_state(config, cpu->estimate(frames[static_cast<std::size_t>(i)].view()), scanned);
+      whole->process(frames[static_cast<std::size_t>(i)].view(), out.view());
+    }
+    const TemporalState gpu_state = whole->temporal_state();
+    REQUIRE(gpu_state.channel_history[0].size() == (std::size_t{1} << depth));
+    CHECK(gpu_state.channel_history[0] == scanned.channel_history[0]);
+    auto part = make_cuda_processor(config);
+    part->set_temporal_state(scanned);
+    Image a = make_depth_image(PixelFormat::yuv420p, 321, 241, depth, ColorRange::limited);
+    Image b = make_depth_image(PixelFormat::yuv420p, 321, 241, depth, ColorRange::limited);
+    whole->process(frames[5].view(), a.view());
+    part->process(frames[5].view(), b.view());
+    CHECK(differing(a.view(), b.view()) == 0);
+  }
 }
 
 TEST_CASE("rgb-bits at depth is refused on the GPU with the CPU's line") {
