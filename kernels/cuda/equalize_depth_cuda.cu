@@ -135,14 +135,87 @@ __global__ void __launch_bounds__(kLutThreads) he_depth_lut_kernel(HeDepthLutArg
       h[i] = rules::he_history_step(has, a.alpha, __ldcg(hist + i), h[i]);
       hist[i] = 0;
     }
+    // The float rule's sums are one sequential scan (their rounding is the CPU's only in that
+    // order). Up to 8192 bins one thread scans the history in shared memory into the running sums
+    // H[i0+1] + ... + H[v], and every thread then rounds its own entries (each entry depends only
+    // on its sum and the scale, so this is he_lut_from_float bit for bit).
+    __shared__ float s_sums[1 << kSliceLog2];
+    __shared__ int s_i0;
+    __shared__ float s_rest;
+    if (bins <= (1 << kSliceLog2)) {
+      for (int i = begin; i < end; ++i) s_sums[i] = h[i];
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int i0 = 0;
+        while (i0 < bins && !(s_sums[i0] > 0.f)) ++i0;
+        float sum = 0.f;
+        for (int i = i0 + 1; i < bins; ++i) {
+          sum += s_sums[i];
+          s_sums[i] = sum;
+        }
+        s_i0 = i0;
+        s_rest = sum;
+        a.history->has_wide[c] = 1;
+        a.history->wide_bins[c] = bins;
+      }
+      __syncthreads();
+      const int i0 = s_i0;
+      const float rest = s_rest;
+      const bool identity = i0 == bins || !(rest > 0.f);
+      const float scale = identity ? 0.f : static_cast<float>(max_code) / rest;
+      for (int i = begin; i < end; ++i) {
+        const int code = identity ? i : (i <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code));
+        lut[i] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+      }
+      return;
+    }
+    // More bins: the same in chunks of 8192, twice (the scale needs the whole sum first).
     __syncthreads();
+    constexpr int kChunk = 1 << kSliceLog2;
     if (threadIdx.x == 0) {
-      rules::he_lut_from_float(h, bins, max_code, lut);
+      int i0 = 0;
+      while (i0 < bins && !(h[i0] > 0.f)) ++i0;
+      s_i0 = i0;
+    }
+    __syncthreads();
+    const int i0 = s_i0;
+    float sum = 0.f;  // thread 0's running sum
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1) {
+        const float rest = s_rest;
+        if (i0 == bins || !(rest > 0.f)) {  // identity
+          for (int i = threadIdx.x; i < bins; i += blockDim.x)
+            lut[i] = static_cast<std::uint16_t>(final_code(i, a.limited, a.depth));
+          break;
+        }
+        sum = 0.f;
+      }
+      for (int base = 0; base < bins; base += kChunk) {
+        for (int i = threadIdx.x; i < kChunk; i += blockDim.x) s_sums[i] = h[base + i];
+        __syncthreads();
+        if (threadIdx.x == 0)
+          for (int i = base > i0 + 1 ? base : i0 + 1; i < base + kChunk; ++i) {
+            sum += s_sums[i - base];
+            s_sums[i - base] = sum;
+          }
+        __syncthreads();
+        if (pass == 1) {
+          const float scale = static_cast<float>(max_code) / s_rest;
+          for (int i = threadIdx.x; i < kChunk; i += blockDim.x) {
+            const int v = base + i;
+            const int code = v <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code);
+            lut[v] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+          }
+        }
+        __syncthreads();  // the chunk is used up before the next one is staged
+      }
+      if (pass == 0 && threadIdx.x == 0) s_rest = sum;
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
       a.history->has_wide[c] = 1;
       a.history->wide_bins[c] = bins;
     }
-    __syncthreads();
-    for (int i = begin; i < end; ++i) lut[i] = static_cast<std::uint16_t>(final_code(lut[i], a.limited, a.depth));
     return;
   }
 
