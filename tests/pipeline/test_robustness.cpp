@@ -220,17 +220,23 @@ TEST_CASE("robustness: unusual y4m layouts and sizes keep every frame and the si
           const std::string encoder = extension == ".mkv" ? "--encoder ffv1 " : "";
           const auto r = test::run_hazefree("-y -b cpu --window 7 --mode " + mode + " " + encoder + q(in) + " " + q(out));
           INFO("stderr: " << r.err);
-          REQUIRE(r.status == 0);
-          if (chroma == "420p10") {
-            CHECK(r.err.find("warning") != std::string::npos);
-            CHECK(r.err.find("yuv420p10") != std::string::npos);
+          if (chroma == "420p10" && extension == ".y4m" && (width % 2 || height % 2)) {
+            // FFmpeg's y4m muxer writes two-byte 4:2:0 pictures of an odd side short, so such an
+            // output is refused before anything is written: one line, status 1.
+            CHECK(r.status == 1);
+            CHECK(test::lines_of(r.err).size() == 1);
+            CHECK(r.err.find("y4m") != std::string::npos);
+            continue;
           }
+          REQUIRE(r.status == 0);
+          // Kept at its depth (SPEC 7): nothing is converted, so nothing is warned about.
+          if (chroma == "420p10") CHECK(r.err.find("warning") == std::string::npos);
           const test::Probe p = test::probe_media(out);
           CHECK(p.video_frames == kFrames);
           CHECK(p.width == width);
           CHECK(p.height == height);
-          // Processed at 8 bits: the output holds 8-bit samples.
-          if (chroma == "420p10") CHECK(p.info.source_pixel_format.find("10") == std::string::npos);
+          // Processed at 10 bits: the output holds 10-bit samples.
+          if (chroma == "420p10") CHECK(p.info.source_pixel_format.find("10") != std::string::npos);
           if (chroma == "mono") CHECK(p.info.format == PixelFormat::gray8);
         }
       }
