@@ -38,15 +38,17 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 
 // The single run's output of `clip` with `options`, made once per option set.
 const std::string& single_run(const std::string& clip, const std::string& options) {
+  // One single run per clip and options (test cases of one process share them).
   static std::map<std::string, std::string> made;
-  auto it = made.find(options);
+  const std::string key = clip + "\n" + options;
+  auto it = made.find(key);
   if (it != made.end()) return it->second;
-  // ctest runs test cases as parallel processes: the pid and the options keep their files apart.
+  // ctest runs test cases as parallel processes: the pid and the key keep their files apart.
   const std::string out = temp_dir("jobs-single-" + std::to_string(getpid()) + "-" +
-                                   std::to_string(std::hash<std::string>{}(options))) + "/single.mkv";
+                                   std::to_string(std::hash<std::string>{}(key))) + "/single.mkv";
   const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + q(clip) + " " + q(out));
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  return made.emplace(options, out).first->second;
+  return made.emplace(key, out).first->second;
 }
 
 void check_identical(const std::string& expected, const std::string& actual) {
