@@ -4,7 +4,7 @@
 # cases, and the kernel benchmark (ms per mode at 1080p/4K next to the targets).
 # Binaries come from .device/ (scripts/build-device.sh puts them there). Results go to $OUT
 # (or ./gpu-check-out); the last lines printed are the summary.
-#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|pipeline|jobs|all]   (default all)
+#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|pipeline|jobs|depth|all]   (default all)
 # "pipeline" (not part of all: it needs .device/ffmpeg and .device/ffprobe from build-device.sh):
 # the seed-paper tables on this machine's CPU and GPU, serial versus overlapped raw frames, a real
 # 1080p file through decode + DCP + x264 against a bare ffmpeg transcode, and a live source.
@@ -77,6 +77,49 @@ if [[ ($what == all || $what == e2e) && -x .device/hazefree ]]; then
   timeout 120 .device/hazefree bench --backend cuda --frames 200 >>"$OUT/e2e.log" 2>&1
   summary+=("hazefree bench cuda: exit $?")
   tail -n 30 "$OUT/e2e.log"
+fi
+
+# "depth" (not part of all): SPEC 7 on the GPU. The kernel benchmark at 8 bits and at depth (1080p,
+# generated frames; CUDA and the CPU backend's OpenMP), and a 10-bit HEVC file with audio
+# (depth-media/hazy-1080p10.mp4, or one made with DEPTH_CLIP=...) through NVDEC and through CPU
+# decoding on both backends: depth, frames and audio kept, CUDA against CPU.
+if [[ $what == depth && -x .device/hazefree ]]; then
+  HF=.device/hazefree FP=.device/ffprobe FF=.device/ffmpeg
+  clip=${DEPTH_CLIP:-depth-media/hazy-1080p10.mp4}
+  if [[ -f $clip ]]; then
+    frames_of() { "$FP" -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
+    audio_of() { "$FP" -v error -count_packets -select_streams a:0 -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
+    pixfmt_of() { "$FP" -v error -select_streams v:0 -show_entries stream=pix_fmt -of csv=p=0 "$1"; }
+    md5s() { "$FF" -v error -i "$1" -map 0:v -f framemd5 - | grep -v '^#'; }
+    for mode in "dcp" "he" "he --set he.temporal=0.5" "ahe --window 63 --clip 2"; do
+      name=${mode// /_}
+      timeout 120 "$HF" -y -q -b cuda --hwdec cuda -m $mode --encoder ffv1 "$clip" "/tmp/d-hw-$name.mkv" >>"$OUT/depth.log" 2>&1
+      rc_hw=$?
+      timeout 120 "$HF" -y -q -b cuda -m $mode --encoder ffv1 "$clip" "/tmp/d-sw-$name.mkv" >>"$OUT/depth.log" 2>&1
+      timeout 300 "$HF" -y -q -b cpu -m $mode --encoder ffv1 "$clip" "/tmp/d-cpu-$name.mkv" >>"$OUT/depth.log" 2>&1
+      rc_cpu=$?
+      if cmp -s <(md5s "/tmp/d-hw-$name.mkv") <(md5s "/tmp/d-sw-$name.mkv"); then hw=identical; else hw=DIFFERENT; fi
+      differing=$(diff <(md5s "/tmp/d-sw-$name.mkv") <(md5s "/tmp/d-cpu-$name.mkv") | grep -c '^<')
+      psnr=$("$FF" -hide_banner -i "/tmp/d-sw-$name.mkv" -i "/tmp/d-cpu-$name.mkv" -lavfi psnr -f null - 2>&1 |
+        grep -o 'average:[^ ]* min:[^ ]*' | tail -n 1)
+      summary+=("depth $mode: NVDEC exit $rc_hw, $(pixfmt_of "/tmp/d-hw-$name.mkv"), frames $(frames_of "$clip") -> $(frames_of "/tmp/d-hw-$name.mkv"), audio packets $(audio_of "$clip") -> $(audio_of "/tmp/d-hw-$name.mkv"); NVDEC vs CPU decoding: $hw; CUDA vs CPU backend (exit $rc_cpu): $differing frames differ, PSNR $psnr")
+    done
+  fi
+  bench() { timeout 200 "$HF" bench --size 1920x1080 "$@" 2>/dev/null | grep -E '^(dcp|he|ahe|clahe)' | tee -a "$OUT/depth-bench.txt"; }
+  for backend in cuda cpu; do
+    frames=50
+    [[ $backend == cpu ]] && frames=5
+    for d in 8 10; do bench -b $backend -m dcp --depth $d --frames $frames --json "$OUT/dcp-$backend-$d.json"; done
+    for d in 8 10; do bench -b $backend -m he --depth $d --frames $frames --json "$OUT/he-$backend-$d.json"; done
+    [[ $backend == cpu ]] && frames=2
+    for clip in 0 2; do
+      for d in 8 12; do
+        bench -b $backend --ahe-windows --clip $clip --depth $d --frames $frames --warmup 1 \
+          --json "$OUT/ahe-$backend-$clip-$d.json"
+      done
+    done
+  done
+  summary+=("depth bench: $(grep -c . "$OUT/depth-bench.txt") rows in depth-bench.txt")
 fi
 
 if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then
