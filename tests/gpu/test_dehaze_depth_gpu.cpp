@@ -23,6 +23,7 @@
 #include "kernels/cuda/device_frame.hpp"
 #include "kernels/dehaze_ops.hpp"
 #include "kernels/processor.hpp"
+#include "support/sample_access.hpp"
 
 namespace hazefree {
 namespace {
@@ -35,29 +36,9 @@ std::string describe(PixelFormat f, int depth, int w, int h) {
   return format_name(f, depth) + " " + std::to_string(w) + "x" + std::to_string(h);
 }
 
-// Samples per row of plane p (an rgb pixel is three, an nv12 UV pair two).
-int row_samples(const ImageView& v, int p) {
-  return v.planes[p].width * bytes_per_sample(v.format, p, v.depth) / sample_bytes(v.depth);
-}
-
-// The value of sample i of row y of plane p (the P010/P016 shift undone).
-int sample(const ImageView& v, int p, int i, int y) {
-  const std::uint8_t* row = v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride;
-  if (v.depth == 8) return row[i];
-  std::uint16_t raw;
-  std::memcpy(&raw, row + 2 * i, 2);
-  return raw >> sample_shift(v);
-}
-
-void set_sample(const ImageView& v, int p, int i, int y, int value) {
-  std::uint8_t* row = v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride;
-  if (v.depth == 8) {
-    row[i] = static_cast<std::uint8_t>(value);
-    return;
-  }
-  const auto raw = static_cast<std::uint16_t>(value << sample_shift(v));
-  std::memcpy(row + 2 * i, &raw, 2);
-}
+using samples::row_samples;
+using samples::sample;
+using samples::set_sample;
 
 Image make_image(PixelFormat f, int w, int h, int depth) { return Image(f, w, h, 64, depth); }
 

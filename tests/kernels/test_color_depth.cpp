@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "support/sample_access.hpp"
 #include "kernels/color_convert.hpp"
 #include "oracles/color_oracle.hpp"
 
@@ -37,35 +38,15 @@ Image frame(PixelFormat f, int w, int h, int depth, ColorMatrix m, ColorRange r)
   return img;
 }
 
-// Samples per row of plane p (an rgb pixel is three, an nv12 UV pair two).
-int row_samples(const ImageView& v, int p) {
-  return v.planes[p].width * bytes_per_sample(v.format, p, v.depth) / sample_bytes(v.depth);
-}
-
-// The value of sample i of row y of plane p (the P010/P016 shift undone).
-int sample(const ImageView& v, int p, int i, int y) {
-  const std::uint8_t* row = v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride;
-  if (v.depth == 8) return row[i];
-  std::uint16_t raw;
-  std::memcpy(&raw, row + 2 * i, 2);
-  return raw >> sample_shift(v);
-}
+using samples::row_samples;
+using samples::sample;
+using samples::set_sample;
 
 std::uint16_t stored(const ImageView& v, int p, int i, int y) {
   const std::uint8_t* row = v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride;
   std::uint16_t raw;
   std::memcpy(&raw, row + 2 * i, 2);
   return raw;
-}
-
-void set_sample(const ImageView& v, int p, int i, int y, int value) {
-  std::uint8_t* row = v.planes[p].data + static_cast<std::ptrdiff_t>(y) * v.planes[p].stride;
-  if (v.depth == 8) {
-    row[i] = static_cast<std::uint8_t>(value);
-    return;
-  }
-  const auto raw = static_cast<std::uint16_t>(value << sample_shift(v));
-  std::memcpy(row + 2 * i, &raw, 2);
 }
 
 int max_code_diff(const ImageView& a, const ImageView& b) {
