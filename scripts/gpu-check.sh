@@ -96,25 +96,27 @@ if [[ $what == depth && -x .device/hazefree ]]; then
       timeout 120 "$HF" -y -q -b cuda --hwdec cuda -m $mode --encoder ffv1 "$clip" "/tmp/d-hw-$name.mkv" >>"$OUT/depth.log" 2>&1
       rc_hw=$?
       timeout 120 "$HF" -y -q -b cuda -m $mode --encoder ffv1 "$clip" "/tmp/d-sw-$name.mkv" >>"$OUT/depth.log" 2>&1
-      timeout 300 "$HF" -y -q -b cpu -m $mode --encoder ffv1 "$clip" "/tmp/d-cpu-$name.mkv" >>"$OUT/depth.log" 2>&1
+      timeout 120 "$HF" -y -q -b cpu -m $mode --encoder ffv1 "$clip" "/tmp/d-cpu-$name.mkv" >>"$OUT/depth.log" 2>&1
       rc_cpu=$?
       if cmp -s <(md5s "/tmp/d-hw-$name.mkv") <(md5s "/tmp/d-sw-$name.mkv"); then hw=identical; else hw=DIFFERENT; fi
       differing=$(diff <(md5s "/tmp/d-sw-$name.mkv") <(md5s "/tmp/d-cpu-$name.mkv") | grep -c '^<')
       psnr=$("$FF" -hide_banner -i "/tmp/d-sw-$name.mkv" -i "/tmp/d-cpu-$name.mkv" -lavfi psnr -f null - 2>&1 |
         grep -o 'average:[^ ]* min:[^ ]*' | tail -n 1)
       summary+=("depth $mode: NVDEC exit $rc_hw, $(pixfmt_of "/tmp/d-hw-$name.mkv"), frames $(frames_of "$clip") -> $(frames_of "/tmp/d-hw-$name.mkv"), audio packets $(audio_of "$clip") -> $(audio_of "/tmp/d-hw-$name.mkv"); NVDEC vs CPU decoding: $hw; CUDA vs CPU backend (exit $rc_cpu): $differing frames differ, PSNR $psnr")
+      echo "${summary[-1]}"
     done
   fi
-  bench() { timeout 200 "$HF" bench --size 1920x1080 "$@" 2>/dev/null | grep -E '^(dcp|he|ahe|clahe)' | tee -a "$OUT/depth-bench.txt"; }
+  bench() { timeout 120 "$HF" bench --size 1920x1080 "$@" 2>/dev/null | grep -E '^(dcp|he|ahe|clahe)' | tee -a "$OUT/depth-bench.txt"; }
   for backend in cuda cpu; do
     frames=50
     [[ $backend == cpu ]] && frames=5
     for d in 8 10; do bench -b $backend -m dcp --depth $d --frames $frames --json "$OUT/dcp-$backend-$d.json"; done
     for d in 8 10; do bench -b $backend -m he --depth $d --frames $frames --json "$OUT/he-$backend-$d.json"; done
-    [[ $backend == cpu ]] && frames=2
+    warmup=1
+    [[ $backend == cpu ]] && frames=1 warmup=0
     for clip in 0 2; do
       for d in 8 12; do
-        bench -b $backend --ahe-windows --clip $clip --depth $d --frames $frames --warmup 1 \
+        bench -b $backend --ahe-windows --clip $clip --depth $d --frames $frames --warmup $warmup \
           --json "$OUT/ahe-$backend-$clip-$d.json"
       done
     done
