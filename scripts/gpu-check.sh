@@ -79,13 +79,18 @@ if [[ ($what == all || $what == e2e) && -x .device/hazefree ]]; then
   tail -n 30 "$OUT/e2e.log"
 fi
 
-# "depth" (not part of all): SPEC 7 on the GPU. The kernel benchmark at 8 bits and at depth (1080p,
-# generated frames; CUDA and the CPU backend's OpenMP), and a 10-bit HEVC file with audio
-# (depth-media/hazy-1080p10.mp4, or one made with DEPTH_CLIP=...) through NVDEC and through CPU
-# decoding on both backends: depth, frames and audio kept, CUDA against CPU.
+# "depth" (not part of all): SPEC 7 on the GPU. A 10-bit HEVC file with audio through NVDEC and
+# through CPU decoding on both backends (depth, frames and audio kept, CUDA against CPU), and the
+# kernel benchmark at 8 bits and at depth (1080p, generated frames; CUDA and the CPU backend's
+# OpenMP). The static FFmpeg has no HEVC encoder: make the clip here and carry depth-media/
+# (ignored by git), or name another with DEPTH_CLIP=...:
+#   mkdir -p depth-media && ffmpeg -y -stream_loop 1 -i samples/hazy-street.mp4 \
+#     -vf scale=1920:1080,format=yuv420p10le -frames:v 30 -t 1.2 -c:v libx265 -preset ultrafast \
+#     -crf 20 -c:a copy depth-media/hazy-1080p10.mp4
 if [[ $what == depth && -x .device/hazefree ]]; then
   HF=.device/hazefree FP=.device/ffprobe FF=.device/ffmpeg
   clip=${DEPTH_CLIP:-depth-media/hazy-1080p10.mp4}
+  [[ -f $clip ]] || summary+=("depth: no 10-bit clip $clip (see the top of this script): the file runs skipped")
   if [[ -f $clip ]]; then
     frames_of() { "$FP" -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
     audio_of() { "$FP" -v error -count_packets -select_streams a:0 -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
