@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/image.hpp"
+#include "common/params.hpp"
 
 namespace hazefree::gpu_test {
 
@@ -35,6 +36,29 @@ inline const std::vector<PixelFormat>& all_formats() {
                                              PixelFormat::yuv444p, PixelFormat::nv12,
                                              PixelFormat::gray8,   PixelFormat::rgb24};
   return f;
+}
+
+// Configurations the CPU and CUDA backends are compared on.
+inline ProcessingConfig dcp_config() {
+  ProcessingConfig c;
+  c.mode = Mode::dcp;
+  return c;
+}
+inline ProcessingConfig he_config(ColorMode color, float temporal = 1.f, Roi roi = {}) {
+  ProcessingConfig c;
+  c.mode = Mode::he;
+  c.color = color;
+  c.he.temporal = temporal;
+  c.he.roi = roi;
+  return c;
+}
+inline ProcessingConfig ahe_config(ColorMode color, int window, float clip) {
+  ProcessingConfig c;
+  c.mode = Mode::ahe;
+  c.color = color;
+  c.ahe.window = window;
+  c.ahe.clip = clip;
+  return c;
 }
 
 // HAZEFREE_GPU_TESTS_SMALL=1 (under compute-sanitizer) skips frames above 0.2 Mpixel.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_color_check.hpp"
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/color_convert.hpp"
 #include "kernels/cuda/cuda_memory.hpp"
@@ -27,6 +28,8 @@
 
 namespace hazefree {
 namespace {
+
+using gpu_test::dcp_config;
 
 using gpu_test::fresh_seed;
 
@@ -135,12 +138,6 @@ void check_within_one_code(const CodeDiff& d) {
   CHECK(d.mean() <= 0.5);
 }
 
-ProcessingConfig dcp_config() {
-  ProcessingConfig c;
-  c.mode = Mode::dcp;
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("frame to float RGB at depth: identical to the CPU on every layout, matrix and range") {
@@ -156,34 +153,7 @@ TEST_CASE("frame to float RGB at depth: identical to the CPU on every layout, ma
             fill_random(in.view(), seed);
             in.view().matrix = m;
             in.view().range = r;
-            const int stride = cuda::float_stride(s.w);
-            const std::size_t plane = static_cast<std::size_t>(stride) * s.h;
-            std::vector<float> expected(plane * 3, -1.f), actual(plane * 3, -2.f);
-            cpu::frame_to_rgb_f32(in.view(),
-                                  RgbPlanesF{expected.data(), expected.data() + plane,
-                                             expected.data() + 2 * plane, stride},
-                                  1);
-            cuda::DeviceFrame d_frame;
-            d_frame.shape(f, s.w, s.h, depth);
-            ImageView& dv = d_frame.view();
-            dv.matrix = m;
-            dv.range = r;
-            cuda::copy_frame_async(in.view(), dv, cudaMemcpyHostToDevice, nullptr);
-            cuda::DeviceBuffer<float> d_rgb(plane * 3);
-            HAZEFREE_CUDA_CHECK(cudaMemset(d_rgb.get(), 0xff, d_rgb.bytes()));
-            const cuda::DevicePlaneF pr{d_rgb.get(), s.w, s.h, stride};
-            const cuda::DevicePlaneF pg{d_rgb.get() + plane, s.w, s.h, stride};
-            const cuda::DevicePlaneF pb{d_rgb.get() + 2 * plane, s.w, s.h, stride};
-            cuda::launch_frame_to_rgb_f32(dv, pr, pg, pb, nullptr);
-            HAZEFREE_CUDA_CHECK(
-                cudaMemcpy(actual.data(), d_rgb.get(), d_rgb.bytes(), cudaMemcpyDeviceToHost));
-            long long differing = 0;
-            for (int c = 0; c < 3; ++c)
-              for (int y = 0; y < s.h; ++y)
-                for (int x = 0; x < s.w; ++x) {
-                  const std::size_t i = c * plane + static_cast<std::size_t>(y) * stride + x;
-                  differing += std::memcmp(&expected[i], &actual[i], sizeof(float)) != 0;
-                }
+            const long long differing = gpu_test::float_rgb_differences(in.view());
             INFO(describe(f, depth, s.w, s.h), " matrix ", static_cast<int>(m), " range ",
                  static_cast<int>(r), " seed ", seed);
             CHECK(differing == 0);

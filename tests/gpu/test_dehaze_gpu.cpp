@@ -23,6 +23,8 @@
 namespace hazefree {
 namespace {
 
+using gpu_test::dcp_config;
+
 using gpu_test::fresh_seed;
 
 // A float plane on both sides: host (CPU operators) and device (CUDA operators).
@@ -60,12 +62,6 @@ int float_bits_as_int(float v) {
   int i;
   std::memcpy(&i, &v, sizeof(i));
   return i;
-}
-
-ProcessingConfig dcp_config() {
-  ProcessingConfig c;
-  c.mode = Mode::dcp;
-  return c;
 }
 
 }  // namespace

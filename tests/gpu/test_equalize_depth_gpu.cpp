@@ -18,7 +18,9 @@
 namespace hazefree {
 namespace {
 
+using gpu_test::ahe_config;
 using gpu_test::fresh_seed;
+using gpu_test::he_config;
 
 std::uint16_t* sample_row(const PlaneView& p, int y) {
   return reinterpret_cast<std::uint16_t*>(p.data + static_cast<std::size_t>(y) * p.stride);
@@ -105,27 +107,6 @@ void check_exact(const ProcessingConfig& config, PixelFormat format, int w, int 
   }
 }
 
-ProcessingConfig he_config(ColorMode color, float temporal = 1.f, Roi roi = {}) {
-  ProcessingConfig c;
-  c.mode = Mode::he;
-  c.color = color;
-  c.he.temporal = temporal;
-  c.he.roi = roi;
-  return c;
-}
-
-ProcessingConfig ahe_config(ColorMode color, int window, float clip) {
-  ProcessingConfig c;
-  c.mode = Mode::ahe;
-  c.color = color;
-  c.ahe.window = window;
-  c.ahe.clip = clip;
-  return c;
-}
-
-const PixelFormat kFormats[] = {PixelFormat::yuv420p, PixelFormat::yuv422p, PixelFormat::yuv444p,
-                                PixelFormat::nv12, PixelFormat::gray8, PixelFormat::rgb24};
-
 // rgb24 exists at depth 16 only (rgb48); nv12 at 10 and 16 (P010, P016) and, as the layout
 // allows, 12.
 bool format_at(PixelFormat f, int depth) { return f != PixelFormat::rgb24 || depth == 16; }
@@ -134,7 +115,7 @@ bool format_at(PixelFormat f, int depth) { return f != PixelFormat::rgb24 || dep
 
 TEST_CASE("HE at depth matches the CPU: formats, colour modes, ranges, odd sizes") {
   for (int depth : {10, 12, 16})
-    for (PixelFormat f : kFormats) {
+    for (PixelFormat f : gpu_test::all_formats()) {
       if (!format_at(f, depth)) continue;
       for (ColorMode color : {ColorMode::luma, ColorMode::grey, ColorMode::rgb})
         for (auto [w, h] : {std::pair{1, 1}, {3, 2}, {17, 9}, {321, 241}})
@@ -157,7 +138,7 @@ TEST_CASE("HE at depth matches the CPU with an ROI and with he_temporal over fra
 
 TEST_CASE("AHE and CLAHE at depth match the CPU: windows, clips, formats, colour modes") {
   for (int depth : {10, 12, 16})
-    for (PixelFormat f : kFormats) {
+    for (PixelFormat f : gpu_test::all_formats()) {
       if (!format_at(f, depth)) continue;
       for (ColorMode color : {ColorMode::luma, ColorMode::grey, ColorMode::rgb})
         for (float clip : {0.f, 2.f})

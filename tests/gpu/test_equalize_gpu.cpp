@@ -14,22 +14,8 @@ namespace {
 using gpu_test::compare;
 using gpu_test::describe;
 using gpu_test::fresh_seed;
-
-ProcessingConfig he_config(ColorMode color) {
-  ProcessingConfig c;
-  c.mode = Mode::he;
-  c.color = color;
-  return c;
-}
-
-ProcessingConfig ahe_config(ColorMode color, int window, float clip) {
-  ProcessingConfig c;
-  c.mode = Mode::ahe;
-  c.color = color;
-  c.ahe.window = window;
-  c.ahe.clip = clip;
-  return c;
-}
+using gpu_test::ahe_config;
+using gpu_test::he_config;
 
 // Runs one frame through both backends and requires identical output.
 void check_exact(const ProcessingConfig& config, PixelFormat format, int w, int h, bool smooth,

@@ -93,12 +93,12 @@ inline Probe probe(const std::string& url, int keep_pixels = 0) {
   return result;
 }
 
-// Copies `input` to `output` with every picture unchanged (up to max_frames, 0 = all) and every
-// other packet copied; returns the pictures written.
+// Copies `input` to `output` with every picture unchanged, at its depth (up to max_frames, 0 =
+// all) and every other packet copied; returns the pictures written.
 inline std::int64_t copy_through(io::MediaReader& reader, const io::OutputOptions& output,
                                  std::int64_t max_frames = 0) {
   const io::VideoInfo& info = reader.video();
-  io::MediaWriter writer(output, reader, info.width, info.height, info.format);
+  io::MediaWriter writer(output, reader, info.width, info.height, info.format, info.depth);
   for (;;) {
     const auto item = reader.read();
     if (item == io::MediaReader::Item::end) break;

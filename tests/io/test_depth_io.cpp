@@ -92,26 +92,6 @@ Decoded decode(const std::string& path, int depth = 0) {
   return d;
 }
 
-// Reads `input` and writes every picture unchanged (at its depth) and every other packet to
-// `output`; returns the pictures written.
-std::int64_t copy_at_depth(const std::string& input, const io::OutputOptions& output) {
-  io::InputOptions options;
-  options.url = input;
-  io::MediaReader reader(options);
-  const io::VideoInfo& info = reader.video();
-  io::MediaWriter writer(output, reader, info.width, info.height, info.format, info.depth);
-  for (;;) {
-    const auto item = reader.read();
-    if (item == io::MediaReader::Item::end) break;
-    if (item == io::MediaReader::Item::packet) {
-      writer.write_packet(reader.take_packet());
-      continue;
-    }
-    writer.write_frame(reader.frame().view, reader.frame().pts, reader.frame().duration);
-  }
-  writer.finish();
-  return writer.frames_written();
-}
 
 // FFmpeg's own decode of a file's first picture as raw samples of `pix_fmt` (little-endian
 // 16-bit words above 8 bits).
@@ -240,7 +220,7 @@ TEST_CASE("depth io: a 10-bit HEVC clip is read at 10 bits and written back at 1
   hevc.url = dir + "/out10.mkv";
   hevc.encoder = "libx265";
   hevc.encoder_options["x265-params"] = "log-level=error";
-  CHECK(copy_at_depth(clip, hevc) == 20);
+  CHECK(test::copy_through(clip, hevc) == 20);
   const Decoded out = decode(hevc.url);
   CHECK(out.info.depth == 10);
   CHECK(out.info.source_pixel_format == "yuv420p10le");
@@ -251,7 +231,7 @@ TEST_CASE("depth io: a 10-bit HEVC clip is read at 10 bits and written back at 1
   io::OutputOptions ffv1;
   ffv1.url = dir + "/out10-ffv1.mkv";
   ffv1.encoder = "ffv1";
-  CHECK(copy_at_depth(clip, ffv1) == 20);
+  CHECK(test::copy_through(clip, ffv1) == 20);
   const Decoded exact = decode(ffv1.url);
   CHECK(exact.info.source_pixel_format == "yuv420p10le");
   CHECK(exact.pictures == in.pictures);
@@ -279,7 +259,7 @@ TEST_CASE("depth io: 12-bit FFV1 clips (4:2:0, 4:2:2, 4:4:4) and 16-bit grey kee
     io::OutputOptions output;
     output.url = dir + "/copy-" + pix_fmt + ".mkv";
     output.encoder = "ffv1";
-    CHECK(copy_at_depth(clip, output) == 10);
+    CHECK(test::copy_through(clip, output) == 10);
     const Decoded out = decode(output.url);
     CHECK(out.info.source_pixel_format == pix_fmt);
     CHECK(out.pictures == in.pictures);
@@ -319,7 +299,7 @@ TEST_CASE("depth io: 16-bit grey and RGB stills (PNG, TIFF) are read and written
     const std::string extension = std::string(still.name).substr(std::string(still.name).find('.'));
     io::OutputOptions output;
     output.url = dir + "/copy-" + std::string(still.name) + extension;
-    CHECK(copy_at_depth(path, output) == 1);
+    CHECK(test::copy_through(path, output) == 1);
     const Decoded out = decode(output.url);
     CHECK(out.info.depth == 16);
     CHECK(out.pictures == in.pictures);
@@ -479,7 +459,7 @@ TEST_CASE("depth io: y4m holds 10 bits; 8-bit input is still read and written at
   make_with_ffmpeg("-f lavfi -i testsrc2=s=48x32:r=25:d=0.2 -pix_fmt yuv422p10le -c:v ffv1 " + q(clip));
   io::OutputOptions y4m;
   y4m.url = dir + "/out.y4m";
-  CHECK(copy_at_depth(clip, y4m) == 5);
+  CHECK(test::copy_through(clip, y4m) == 5);
   const Decoded back = decode(y4m.url), in = decode(clip);
   CHECK(back.info.depth == 10);
   CHECK(back.info.format == PixelFormat::yuv422p);
@@ -510,7 +490,7 @@ TEST_CASE("depth io: y4m holds 10 bits; 8-bit input is still read and written at
   io::OutputOptions eight;
   eight.url = dir + "/street.mkv";
   eight.encoder = "ffv1";
-  CHECK(copy_at_depth(test::sample_path("hazy-street.mp4"), eight) == static_cast<std::int64_t>(street.pictures.size()));
+  CHECK(test::copy_through(test::sample_path("hazy-street.mp4"), eight) == static_cast<std::int64_t>(street.pictures.size()));
   const Decoded copy = decode(eight.url);
   CHECK(copy.info.source_pixel_format == "yuv420p");
   CHECK(copy.pictures == street.pictures);

@@ -61,19 +61,6 @@ oracle::RgbD to_rgbd(const test::Rgb8& img) {
   return out;
 }
 
-oracle::Params oracle_params(const DcpParams& p) {
-  oracle::Params o;
-  o.patch_radius = p.patch_radius;
-  o.omega = p.omega;
-  o.gf_radius = p.gf_radius;
-  o.gf_eps = p.gf_eps;
-  o.gf_subsample = p.gf_subsample;
-  o.k_tolerance = p.k_tolerance;
-  o.t0 = p.t0;
-  o.brightness = p.brightness;
-  return o;
-}
-
 // Dehazes an rgb24 picture with the product and with the oracle (given the product's A, which is
 // compared with the oracle's ranking exactly); returns the largest code difference.
 int chain_difference(const test::Rgb8& img, const DcpParams& p, double* share_off = nullptr) {
@@ -88,7 +75,7 @@ int chain_difference(const test::Rgb8& img, const DcpParams& p, double* share_of
                          oracle::grey_of(rgb), rgb, p.a_top_fraction);
   const std::array<float, 3> a = dehazer.atmospheric_light();
   for (int c = 0; c < 3; ++c) CHECK(a[c] == static_cast<float>(ref.a[c]));
-  const auto j = oracle::recover_with(rgb, {a[0], a[1], a[2]}, oracle_params(p));
+  const auto j = oracle::recover_with(rgb, {a[0], a[1], a[2]}, test::oracle_params(p));
   int worst = 0, off = 0;
   for (int y = 0; y < img.h; ++y)
     for (int x = 0; x < img.w; ++x)

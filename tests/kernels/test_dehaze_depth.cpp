@@ -38,19 +38,6 @@ bool identical(const ImageView& a, const ImageView& b) {
   return true;
 }
 
-oracle::Params oracle_params(const DcpParams& p) {
-  oracle::Params o;
-  o.patch_radius = p.patch_radius;
-  o.omega = p.omega;
-  o.gf_radius = p.gf_radius;
-  o.gf_eps = p.gf_eps;
-  o.gf_subsample = p.gf_subsample;
-  o.k_tolerance = p.k_tolerance;
-  o.t0 = p.t0;
-  o.brightness = p.brightness;
-  return o;
-}
-
 RgbD rgb_grids(int w, int h) {
   return {oracle::Grid<double>(w, h), oracle::Grid<double>(w, h), oracle::Grid<double>(w, h)};
 }
@@ -156,7 +143,7 @@ TEST_CASE("dehaze at depth: 16-bit RGB photo within one 10-bit code of the doubl
     cpu::Dehazer dehazer(p, 2);
     dehazer.process(in.view(), out.view());
     const oracle::ChainResult ref =
-        oracle::dehaze_double(input, oracle_params(p), p.a_top_fraction);
+        oracle::dehaze_double(input, test::oracle_params(p), p.a_top_fraction);
     check_light(dehazer.atmospheric_light(), ref.a);
     const double worst = rgb_difference_at_10_bits(out.view(), ref.j);
     INFO(in.view().width << "x" << in.view().height << " gf " << k.gf_radius << "/" << k.subsample);
@@ -210,7 +197,7 @@ TEST_CASE("dehaze at depth: yuv420p10 within one code of the double reference") 
       }
     DcpParams p;
     const oracle::ChainResult ref =
-        oracle::dehaze_double(decoded, oracle_params(p), p.a_top_fraction);
+        oracle::dehaze_double(decoded, test::oracle_params(p), p.a_top_fraction);
     Image out(PixelFormat::yuv420p, w, h, 64, depth);
     cpu::Dehazer dehazer(p, 2);
     dehazer.process(v, out.view());

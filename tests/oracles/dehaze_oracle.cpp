@@ -119,36 +119,51 @@ Grid<double> fast_guided_filter(const Grid<double>& guide, const Grid<double>& i
   return out;
 }
 
-AtmosphereResult atmosphere(const Grid<float>& dark, const Grid<float>& grey,
-                            const std::array<Grid<float>, 3>& rgb, float fraction) {
-  struct Candidate {
-    float d, g;
-    int x, y, block;
-  };
+namespace {
+
+template <typename T>
+struct BlockWinner {
+  T d, g;
+  int x, y, block;
+};
+
+// SPEC 3 step 3 in T's precision: each 32x32 block's largest dark-channel value and its pixel
+// (ties: larger grey, then first in raster order), the blocks ranked by it (ties: larger grey,
+// then block index).
+template <typename T>
+std::vector<BlockWinner<T>> ranked_block_winners(const Grid<T>& dark, const Grid<T>& grey) {
   const int bw = (dark.w + 31) / 32, bh = (dark.h + 31) / 32;
-  std::vector<Candidate> winners;
+  std::vector<BlockWinner<T>> winners;
   for (int by = 0; by < bh; ++by)
     for (int bx = 0; bx < bw; ++bx) {
-      std::vector<Candidate> all;
+      std::vector<BlockWinner<T>> all;
       for (int y = by * 32; y < std::min(dark.h, by * 32 + 32); ++y)
         for (int x = bx * 32; x < std::min(dark.w, bx * 32 + 32); ++x)
           all.push_back({dark.at(x, y), grey.at(x, y), x, y, by * bw + bx});
-      std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+      std::stable_sort(all.begin(), all.end(), [](const BlockWinner<T>& a, const BlockWinner<T>& b) {
         if (a.d != b.d) return a.d > b.d;
         return a.g > b.g;  // stable: raster order among full ties
       });
       winners.push_back(all.front());
     }
-  std::sort(winners.begin(), winners.end(), [](const Candidate& a, const Candidate& b) {
+  std::sort(winners.begin(), winners.end(), [](const BlockWinner<T>& a, const BlockWinner<T>& b) {
     if (a.d != b.d) return a.d > b.d;
     if (a.g != b.g) return a.g > b.g;
     return a.block < b.block;
   });
+  return winners;
+}
+
+}  // namespace
+
+AtmosphereResult atmosphere(const Grid<float>& dark, const Grid<float>& grey,
+                            const std::array<Grid<float>, 3>& rgb, float fraction) {
+  const std::vector<BlockWinner<float>> winners = ranked_block_winners(dark, grey);
   const int blocks = static_cast<int>(winners.size());
   int top = static_cast<int>(std::ceil(fraction * static_cast<float>(blocks)));
   top = std::min(blocks, std::max(1, top));
   AtmosphereResult out;
-  for (const Candidate& c : winners) out.block_order.push_back(c.block);
+  for (const BlockWinner<float>& c : winners) out.block_order.push_back(c.block);
   for (int c = 0; c < 3; ++c) {
     double s = 0.0;
     for (int k = 0; k < top; ++k) s += rgb[c].at(winners[k].x, winners[k].y);
@@ -264,29 +279,7 @@ std::array<double, 3> atmosphere_double(const std::array<Grid<double>, 3>& rgb, 
     grey.v[i] = 0.299 * rgb[0].v[i] + 0.587 * rgb[1].v[i] + 0.114 * rgb[2].v[i];
   }
   const Grid<double> dark = patch_min_double(minimum, patch_radius);
-  struct Candidate {
-    double d, g;
-    int x, y, block;
-  };
-  const int bw = (w + 31) / 32, bh = (h + 31) / 32;
-  std::vector<Candidate> winners;
-  for (int by = 0; by < bh; ++by)
-    for (int bx = 0; bx < bw; ++bx) {
-      std::vector<Candidate> all;
-      for (int y = by * 32; y < std::min(h, by * 32 + 32); ++y)
-        for (int x = bx * 32; x < std::min(w, bx * 32 + 32); ++x)
-          all.push_back({dark.at(x, y), grey.at(x, y), x, y, by * bw + bx});
-      std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.d != b.d) return a.d > b.d;
-        return a.g > b.g;  // stable: raster order among full ties
-      });
-      winners.push_back(all.front());
-    }
-  std::sort(winners.begin(), winners.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.d != b.d) return a.d > b.d;
-    if (a.g != b.g) return a.g > b.g;
-    return a.block < b.block;
-  });
+  const std::vector<BlockWinner<double>> winners = ranked_block_winners(dark, grey);
   const int blocks = static_cast<int>(winners.size());
   const int top = std::min(blocks, std::max(1, static_cast<int>(std::ceil(top_fraction * blocks))));
   std::array<double, 3> a{};

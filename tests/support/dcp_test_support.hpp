@@ -10,6 +10,7 @@
 
 #include "kernels/dehaze_ops.hpp"
 #include "common/image.hpp"
+#include "common/params.hpp"
 #include "oracles/dehaze_oracle.hpp"
 #include "support/test_support.hpp"
 
@@ -120,6 +121,20 @@ inline Rgb8 copy_from(const ImageView& view) {  // view is rgb24
       img.px[static_cast<std::size_t>(y) * img.w * 3 + x] =
           view.planes[0].data[static_cast<std::size_t>(y) * view.planes[0].stride + x];
   return img;
+}
+
+// The oracle's parameters for the product's DCP parameters (A's selection is passed apart).
+inline oracle::Params oracle_params(const DcpParams& p) {
+  oracle::Params o;
+  o.patch_radius = p.patch_radius;
+  o.omega = p.omega;
+  o.gf_radius = p.gf_radius;
+  o.gf_eps = p.gf_eps;
+  o.gf_subsample = p.gf_subsample;
+  o.k_tolerance = p.k_tolerance;
+  o.t0 = p.t0;
+  o.brightness = p.brightness;
+  return o;
 }
 
 }  // namespace hazefree::test
