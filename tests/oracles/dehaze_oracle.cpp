@@ -6,11 +6,15 @@
 
 namespace hazefree::oracle {
 
-Grid<float> patch_min(const Grid<float>& src, int r) {
-  Grid<float> out(src.w, src.h);
+namespace {
+
+// The minimum over the (2r+1)^2 window clipped at the border, directly, in T's precision.
+template <typename T>
+Grid<T> patch_min_of(const Grid<T>& src, int r) {
+  Grid<T> out(src.w, src.h);
   for (int y = 0; y < src.h; ++y)
     for (int x = 0; x < src.w; ++x) {
-      float m = src.at(x, y);
+      T m = src.at(x, y);
       for (int yy = std::max(0, y - r); yy <= std::min(src.h - 1, y + r); ++yy)
         for (int xx = std::max(0, x - r); xx <= std::min(src.w - 1, x + r); ++xx)
           m = std::min(m, src.at(xx, yy));
@@ -18,6 +22,10 @@ Grid<float> patch_min(const Grid<float>& src, int r) {
     }
   return out;
 }
+
+}  // namespace
+
+Grid<float> patch_min(const Grid<float>& src, int r) { return patch_min_of(src, r); }
 
 Grid<double> box_mean(const Grid<double>& src, int r) {
   // Direct sums, one direction after the other (each O(r) per pixel), then the true count.
@@ -225,19 +233,6 @@ std::array<Grid<double>, 3> recover_with(const std::array<Grid<float>, 3>& rgb,
 
 namespace {
 
-Grid<double> patch_min_double(const Grid<double>& src, int r) {
-  Grid<double> out(src.w, src.h);
-  for (int y = 0; y < src.h; ++y)
-    for (int x = 0; x < src.w; ++x) {
-      double m = src.at(x, y);
-      for (int yy = std::max(0, y - r); yy <= std::min(src.h - 1, y + r); ++yy)
-        for (int xx = std::max(0, x - r); xx <= std::min(src.w - 1, x + r); ++xx)
-          m = std::min(m, src.at(xx, yy));
-      out.at(x, y) = m;
-    }
-  return out;
-}
-
 // Steps 5 to 9 with A given, in double from double RGB.
 std::array<Grid<double>, 3> recover_double(const std::array<Grid<double>, 3>& rgb,
                                            const std::array<double, 3>& a, const Params& p) {
@@ -247,7 +242,7 @@ std::array<Grid<double>, 3> recover_double(const std::array<Grid<double>, 3>& rg
     normalised.v[i] = std::min({rgb[0].v[i] / a[0], rgb[1].v[i] / a[1], rgb[2].v[i] / a[2]});
     guide.v[i] = 0.299 * rgb[0].v[i] + 0.587 * rgb[1].v[i] + 0.114 * rgb[2].v[i];
   }
-  Grid<double> raw = patch_min_double(normalised, p.patch_radius);
+  Grid<double> raw = patch_min_of(normalised, p.patch_radius);
   for (double& v : raw.v) v = 1.0 - p.omega * v;
   const Grid<double> t = p.gf_subsample > 1
                              ? fast_guided_filter(guide, raw, p.gf_radius, p.gf_eps, p.gf_subsample)
@@ -278,7 +273,7 @@ std::array<double, 3> atmosphere_double(const std::array<Grid<double>, 3>& rgb, 
     minimum.v[i] = std::min({rgb[0].v[i], rgb[1].v[i], rgb[2].v[i]});
     grey.v[i] = 0.299 * rgb[0].v[i] + 0.587 * rgb[1].v[i] + 0.114 * rgb[2].v[i];
   }
-  const Grid<double> dark = patch_min_double(minimum, patch_radius);
+  const Grid<double> dark = patch_min_of(minimum, patch_radius);
   const std::vector<BlockWinner<double>> winners = ranked_block_winners(dark, grey);
   const int blocks = static_cast<int>(winners.size());
   const int top = std::min(blocks, std::max(1, static_cast<int>(std::ceil(top_fraction * blocks))));
