@@ -37,12 +37,23 @@ std::uint8_t* row_of(const PlaneView& p, int y) {
   return p.data + static_cast<std::size_t>(y) * p.stride;
 }
 
-void copy_plane(const PlaneView& src, const PlaneView& dst, int row_bytes) {
-  for (int y = 0; y < src.height; ++y) std::memcpy(row_of(dst, y), row_of(src, y), row_bytes);
-}
-
-void fill_plane(const PlaneView& dst, int row_bytes, std::uint8_t value) {
-  for (int y = 0; y < dst.height; ++y) std::memset(row_of(dst, y), value, row_bytes);
+// The chroma of the luma and grey modes: copied, or filled with the depth's zero chroma (`zero`,
+// at the layout's shift), the rows split over the threads (one thread copying took a fifth of a
+// 1080p HE frame at 16 threads).
+void keep_chroma(const PlaneView& src, const PlaneView& dst, int row_bytes, bool fill, int depth,
+                 std::uint16_t zero, int threads) {
+#pragma omp parallel for schedule(static) num_threads(std::max(1, std::min(threads, src.height)))
+  for (int y = 0; y < src.height; ++y) {
+    std::uint8_t* d = row_of(dst, y);
+    if (!fill) {
+      std::memcpy(d, row_of(src, y), static_cast<std::size_t>(row_bytes));
+    } else if (depth == 8) {
+      std::memset(d, zero, static_cast<std::size_t>(row_bytes));
+    } else {
+      std::uint16_t* d16 = reinterpret_cast<std::uint16_t*>(d);
+      std::fill(d16, d16 + row_bytes / 2, zero);
+    }
+  }
 }
 
 }  // namespace
@@ -195,14 +206,9 @@ void ColorRouter::run_wide(const ImageView& in, ImageView& out, ColorMode mode,
       in.range == ColorRange::limited ? limited_range_codes_wide(d) : identity_codes_wide(d);
   op.equalize_wide(0, plane_in(in, 0), plane_out(out, 0), w, h, d, codes);
   const std::uint16_t zero_chroma = static_cast<std::uint16_t>((1 << (d - 1)) << sample_shift(in));
-  for (int i = 1; i < in.plane_count; ++i) {
-    const int row_bytes = in.planes[i].width * bytes_per_sample(f, i, d);
-    for (int y = 0; y < in.planes[i].height; ++y) {
-      std::uint16_t* dst = sample_row(out.planes[i], y);
-      if (mode == ColorMode::grey) std::fill(dst, dst + row_bytes / 2, zero_chroma);
-      else std::memcpy(dst, sample_row(in.planes[i], y), static_cast<std::size_t>(row_bytes));
-    }
-  }
+  for (int i = 1; i < in.plane_count; ++i)
+    keep_chroma(in.planes[i], out.planes[i], in.planes[i].width * bytes_per_sample(f, i, d),
+                mode == ColorMode::grey, d, zero_chroma, threads_);
 }
 
 void ColorRouter::ensure(int width, int height) {
@@ -343,11 +349,9 @@ void ColorRouter::run(const ImageView& in, ImageView& out, ColorMode mode, Chann
   const std::uint8_t* codes =
       in.range == ColorRange::limited ? limited_range_codes() : identity_codes();
   op.equalize(0, {y_in.data, y_in.stride}, {y_out.data, y_out.stride}, w, h, codes);
-  for (int i = 1; i < in.plane_count; ++i) {
-    const int row_bytes = in.planes[i].width * bytes_per_sample(f, i);
-    if (mode == ColorMode::grey) fill_plane(out.planes[i], row_bytes, 128);
-    else copy_plane(in.planes[i], out.planes[i], row_bytes);
-  }
+  for (int i = 1; i < in.plane_count; ++i)
+    keep_chroma(in.planes[i], out.planes[i], in.planes[i].width * bytes_per_sample(f, i),
+                mode == ColorMode::grey, 8, 128, threads_);
 }
 
 }  // namespace hazefree::cpu::detail

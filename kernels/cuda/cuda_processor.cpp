@@ -102,11 +102,21 @@ void CudaProcessor::track_geometry(PixelFormat format, int width, int height, in
         l->finished.synchronize();
       }
       HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
+      handed_bins_ = {};
     }
     format_ = format;
     width_ = width;
     height_ = height;
     depth_ = depth;
+  }
+  // A history handed over for this stream must have the frame's 2^depth bins (used only under
+  // he_temporal, as on the CPU).
+  for (std::size_t& bins : handed_bins_) {
+    const std::size_t need = std::size_t{1} << depth;
+    if (bins != 0 && bins != need && config_.he.temporal < 1.f)
+      throw std::invalid_argument("he: the he_temporal history has " + std::to_string(bins) + " bins; this " +
+                                  std::to_string(depth) + "-bit frame needs " + std::to_string(need));
+    bins = 0;
   }
 }
 
@@ -294,6 +304,7 @@ void CudaProcessor::reset() {
   }
   HAZEFREE_CUDA_CHECK(cudaMemset(state_->tracker.get(), 0, sizeof(AtmosphereState)));
   HAZEFREE_CUDA_CHECK(cudaMemset(state_->history.get(), 0, sizeof(HeHistory)));
+  handed_bins_ = {};
   HAZEFREE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -339,6 +350,7 @@ void CudaProcessor::set_temporal_state(const TemporalState& state) {
   } else if (config_.mode == Mode::he) {
     auto h = std::make_unique<HeHistory>();
     std::memset(h.get(), 0, sizeof(HeHistory));
+    handed_bins_ = {};
     for (int c = 0; c < 3; ++c) {
       const std::vector<float>& v = state.channel_history[c];
       if (v.empty()) continue;
@@ -355,6 +367,7 @@ void CudaProcessor::set_temporal_state(const TemporalState& state) {
         h->has_wide[c] = 1;
         h->wide_bins[c] = static_cast<int>(bins);
       }
+      handed_bins_[static_cast<std::size_t>(c)] = bins;
     }
     if (!state.bits_history.empty()) {
       if (state.bits_history.size() != 4096)

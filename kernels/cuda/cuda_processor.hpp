@@ -91,6 +91,9 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   Image scratch_;  // estimate()'s output
   PixelFormat format_ = PixelFormat::yuv420p;
   int width_ = 0, height_ = 0, depth_ = 8;
+  // Bins of each he_temporal channel history handed over by set_temporal_state() and not yet
+  // met by a frame (0: none): the first frame checks them against its depth, as the CPU does.
+  std::array<std::size_t, 3> handed_bins_{};
 };
 
 }  // namespace hazefree::cuda

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
+#include "kernels/cuda/last_block.cuh"
 #include "kernels/equalize_rules.hpp"
 
 namespace hazefree::cuda {
@@ -214,18 +215,6 @@ __device__ void build_lut_parallel(const std::uint32_t* hist, int max_code, bool
     else code = rules::he_code(cum[i] - s_cum_first, scale, max_code);
     lut[v] = static_cast<Code>(kItems == 1 ? output_code(code, limited) : code);
   }
-}
-
-// True in every thread of the block that finishes last of `blocks` (counted on `ticket`, which
-// the caller resets): that block sees the other blocks' global writes (read them with __ldcg).
-__device__ __forceinline__ bool finished_last(unsigned* ticket, unsigned blocks) {
-  __shared__ bool s_last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) s_last = atomicAdd(ticket, 1u) == blocks - 1;
-  __syncthreads();
-  if (s_last) __threadfence();
-  return s_last;
 }
 
 // Sixteen samples of a row at p (the first n valid, 0 < n <= 16) as four little-endian words:

@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_frame.hpp"
 #include "kernels/cuda/equalize_cuda.hpp"
+#include "kernels/cuda/last_block.cuh"
 #include "kernels/equalize_rules.hpp"
 
 namespace hazefree::cuda {
@@ -43,8 +44,71 @@ struct HeDepthArgs {
   int stride, shift, channels;
   int x0, y0, x1, y1;  // histogram rectangle (half-open)
   int depth, bins;
-  std::uint32_t* hist;  // channels x bins, zero on entry, cleared by the LUT kernel
+  std::uint32_t* hist;  // channels x bins, zero on entry, cleared by the LUT builder
+  // Without he_temporal the block that finishes last builds the LUTs (channels x bins, final
+  // codes) and resets `ticket`; with it, he_depth_temporal_lut_kernel does.
+  bool temporal, limited;
+  unsigned* ticket;
+  std::uint16_t* lut;
 };
+
+struct MinInt {
+  __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+
+// The he_lut rule over the `bins` counts of `hist` into `lut` (final codes), by one block of
+// kThreads threads (thread t owns a run of `per` bins): exact integer scans, each entry the
+// shared he_code() of its sum. `hist` is read with __ldcg (other blocks wrote it) and cleared.
+template <int kThreads>
+__device__ void build_depth_lut(std::uint32_t* hist, std::uint16_t* lut, int bins, int depth, bool limited) {
+  using Scan = cub::BlockScan<std::uint32_t, kThreads>;
+  using ReduceU = cub::BlockReduce<std::uint32_t, kThreads>;
+  using ReduceI = cub::BlockReduce<int, kThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename ReduceU::TempStorage reduce_u;
+    typename ReduceI::TempStorage reduce_i;
+  } s_temp;
+  __shared__ std::uint32_t s_total, s_first_count;
+  __shared__ int s_first;
+  const int max_code = rules::depth_max_code(depth);
+  const int per = (bins + kThreads - 1) / kThreads;
+  const int begin = min(bins, static_cast<int>(threadIdx.x) * per), end = min(bins, begin + per);
+  std::uint32_t local = 0;
+  int first = bins;
+  for (int i = begin; i < end; ++i) {
+    const std::uint32_t v = __ldcg(hist + i);
+    local += v;
+    if (v != 0 && first == bins) first = i;
+  }
+  const std::uint32_t total = ReduceU(s_temp.reduce_u).Sum(local);
+  __syncthreads();
+  const int i0 = ReduceI(s_temp.reduce_i).Reduce(first, MinInt());
+  if (threadIdx.x == 0) {
+    s_total = total;
+    s_first = i0;
+    s_first_count = i0 < bins ? __ldcg(hist + i0) : 0u;
+  }
+  __syncthreads();
+  std::uint32_t before = 0;
+  Scan(s_temp.scan).ExclusiveSum(local, before);
+  const int f = s_first;
+  const bool identity = f == bins || s_first_count == s_total;
+  const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
+  // Below i0 every bin is empty, so the sum of bins i0 < u <= v is cum(v) - hist[i0].
+  std::uint32_t cum = before;
+  for (int i = begin; i < end; ++i) {
+    cum += __ldcg(hist + i);
+    int code;
+    if (identity) code = i;
+    else if (i <= f) code = 0;
+    else code = rules::he_code(cum - s_first_count, scale, max_code);
+    lut[i] = static_cast<std::uint16_t>(final_code(code, limited, depth));
+  }
+  __syncthreads();  // thread 0 read hist[i0] above; every read is done before the clear
+  for (int i = begin; i < end; ++i) hist[i] = 0;
+  __syncthreads();  // the scan storage is free for the next channel
+}
 
 // Block (x, c, z) counts channel c's samples falling in slice z of the bins, rows blockIdx.x,
 // blockIdx.x + gridDim.x, ... of the rectangle, eight samples per 16-byte load where the row
@@ -92,203 +156,166 @@ __global__ void __launch_bounds__(kHistThreads) he_depth_histogram_kernel(HeDept
     for (int k = 0; k < copies; ++k) sum += s_hist[i * copies + k];
     if (sum) atomicAdd(hist + i, sum);
   }
+  if (a.temporal || !finished_last(a.ticket, gridDim.x * gridDim.y * gridDim.z)) return;
+  for (int ch = 0; ch < a.channels; ++ch)
+    build_depth_lut<kHistThreads>(a.hist + static_cast<std::size_t>(ch) * a.bins,
+                                  a.lut + static_cast<std::size_t>(ch) * a.bins, a.bins, a.depth, a.limited);
+  if (threadIdx.x == 0) *a.ticket = 0;
 }
 
 struct HeDepthLutArgs {
   std::uint32_t* hist;  // channels x bins; cleared here for the next frame
   std::uint16_t* lut;   // channels x bins: final codes
   int depth, bins;
-  bool limited, temporal;
+  bool limited;
   float alpha;
   HeHistory* history;
 };
 
-struct MinInt {
-  __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
-};
-
-// One block per channel: the he_lut rule over 2^depth bins (thread t owns a run of `per` bins),
-// or under he_temporal the history step in parallel and the sequential float rule in one thread.
-__global__ void __launch_bounds__(kLutThreads) he_depth_lut_kernel(HeDepthLutArgs a) {
-  using Scan = cub::BlockScan<std::uint32_t, kLutThreads>;
-  using ReduceU = cub::BlockReduce<std::uint32_t, kLutThreads>;
-  using ReduceI = cub::BlockReduce<int, kLutThreads>;
-  __shared__ union {
-    typename Scan::TempStorage scan;
-    typename ReduceU::TempStorage reduce_u;
-    typename ReduceI::TempStorage reduce_i;
-  } s_temp;
-  __shared__ std::uint32_t s_total, s_first_count;
-  __shared__ int s_first;
+// Under he_temporal, one block per channel: the history step in parallel and the sequential
+// float rule (thread t owns a run of `per` bins).
+__global__ void __launch_bounds__(kLutThreads) he_depth_temporal_lut_kernel(HeDepthLutArgs a) {
   const int c = blockIdx.x;
   const int bins = a.bins, max_code = rules::depth_max_code(a.depth);
   std::uint32_t* hist = a.hist + static_cast<std::size_t>(c) * bins;
   std::uint16_t* lut = a.lut + static_cast<std::size_t>(c) * bins;
   const int per = (bins + kLutThreads - 1) / kLutThreads;
   const int begin = min(bins, static_cast<int>(threadIdx.x) * per), end = min(bins, begin + per);
-
-  if (a.temporal) {
-    float* h = a.history->wide[c];
-    // A history of another depth is not this stream's: start again from this frame.
-    const bool has = a.history->has_wide[c] != 0 && a.history->wide_bins[c] == bins;
-    for (int i = begin; i < end; ++i) {
-      h[i] = rules::he_history_step(has, a.alpha, __ldcg(hist + i), h[i]);
-      hist[i] = 0;
-    }
-    // The float rule's sums are one sequential scan (their rounding is the CPU's only in that
-    // order). Up to 8192 bins one thread scans the history in shared memory into the running sums
-    // H[i0+1] + ... + H[v], and every thread then rounds its own entries (each entry depends only
-    // on its sum and the scale, so this is he_lut_from_float bit for bit).
-    __shared__ float s_sums[1 << kSliceLog2];
-    __shared__ int s_i0;
-    __shared__ float s_rest;
-    if (bins <= (1 << kSliceLog2)) {
-      for (int i = begin; i < end; ++i) s_sums[i] = h[i];
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        int i0 = 0;
-        while (i0 < bins && !(s_sums[i0] > 0.f)) ++i0;
-        float sum = 0.f;
-        for (int i = i0 + 1; i < bins; ++i) {
-          sum += s_sums[i];
-          s_sums[i] = sum;
-        }
-        s_i0 = i0;
-        s_rest = sum;
-        a.history->has_wide[c] = 1;
-        a.history->wide_bins[c] = bins;
-      }
-      __syncthreads();
-      const int i0 = s_i0;
-      const float rest = s_rest;
-      const bool identity = i0 == bins || !(rest > 0.f);
-      const float scale = identity ? 0.f : static_cast<float>(max_code) / rest;
-      for (int i = begin; i < end; ++i) {
-        const int code = identity ? i : (i <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code));
-        lut[i] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
-      }
-      return;
-    }
-    // More bins: the same in chunks of 8192, twice (the scale needs the whole sum first).
+  float* h = a.history->wide[c];
+  // Never another depth's history: the host refuses one handed over, and a new depth resets it.
+  const bool has = a.history->has_wide[c] != 0 && a.history->wide_bins[c] == bins;
+  for (int i = begin; i < end; ++i) {
+    h[i] = rules::he_history_step(has, a.alpha, __ldcg(hist + i), h[i]);
+    hist[i] = 0;
+  }
+  // The float rule's sums are one sequential scan (their rounding is the CPU's only in that
+  // order). Up to 8192 bins one thread scans the history in shared memory into the running sums
+  // H[i0+1] + ... + H[v], and every thread then rounds its own entries (each entry depends only
+  // on its sum and the scale, so this is he_lut_from_float bit for bit).
+  __shared__ float s_sums[1 << kSliceLog2];
+  __shared__ int s_i0;
+  __shared__ float s_rest;
+  if (bins <= (1 << kSliceLog2)) {
+    for (int i = begin; i < end; ++i) s_sums[i] = h[i];
     __syncthreads();
-    constexpr int kChunk = 1 << kSliceLog2;
     if (threadIdx.x == 0) {
       int i0 = 0;
-      while (i0 < bins && !(h[i0] > 0.f)) ++i0;
+      while (i0 < bins && !(s_sums[i0] > 0.f)) ++i0;
+      float sum = 0.f;
+      for (int i = i0 + 1; i < bins; ++i) {
+        sum += s_sums[i];
+        s_sums[i] = sum;
+      }
       s_i0 = i0;
-    }
-    __syncthreads();
-    const int i0 = s_i0;
-    float sum = 0.f;  // thread 0's running sum
-    for (int pass = 0; pass < 2; ++pass) {
-      if (pass == 1) {
-        const float rest = s_rest;
-        if (i0 == bins || !(rest > 0.f)) {  // identity
-          for (int i = threadIdx.x; i < bins; i += blockDim.x)
-            lut[i] = static_cast<std::uint16_t>(final_code(i, a.limited, a.depth));
-          break;
-        }
-        sum = 0.f;
-      }
-      for (int base = 0; base < bins; base += kChunk) {
-        for (int i = threadIdx.x; i < kChunk; i += blockDim.x) s_sums[i] = h[base + i];
-        __syncthreads();
-        if (threadIdx.x == 0)
-          for (int i = base > i0 + 1 ? base : i0 + 1; i < base + kChunk; ++i) {
-            sum += s_sums[i - base];
-            s_sums[i - base] = sum;
-          }
-        __syncthreads();
-        if (pass == 1) {
-          const float scale = static_cast<float>(max_code) / s_rest;
-          for (int i = threadIdx.x; i < kChunk; i += blockDim.x) {
-            const int v = base + i;
-            const int code = v <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code);
-            lut[v] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
-          }
-        }
-        __syncthreads();  // the chunk is used up before the next one is staged
-      }
-      if (pass == 0 && threadIdx.x == 0) s_rest = sum;
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) {
+      s_rest = sum;
       a.history->has_wide[c] = 1;
       a.history->wide_bins[c] = bins;
     }
+    __syncthreads();
+    const int i0 = s_i0;
+    const float rest = s_rest;
+    const bool identity = i0 == bins || !(rest > 0.f);
+    const float scale = identity ? 0.f : static_cast<float>(max_code) / rest;
+    for (int i = begin; i < end; ++i) {
+      const int code = identity ? i : (i <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code));
+      lut[i] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+    }
     return;
   }
-
-  std::uint32_t local = 0;
-  int first = bins;
-  for (int i = begin; i < end; ++i) {
-    const std::uint32_t v = __ldcg(hist + i);
-    local += v;
-    if (v != 0 && first == bins) first = i;
-  }
-  const std::uint32_t total = ReduceU(s_temp.reduce_u).Sum(local);
+  // More bins: the same in chunks of 8192, twice (the scale needs the whole sum first).
   __syncthreads();
-  const int i0 = ReduceI(s_temp.reduce_i).Reduce(first, MinInt());
+  constexpr int kChunk = 1 << kSliceLog2;
   if (threadIdx.x == 0) {
-    s_total = total;
-    s_first = i0;
-    s_first_count = i0 < bins ? __ldcg(hist + i0) : 0u;
+    int i0 = 0;
+    while (i0 < bins && !(h[i0] > 0.f)) ++i0;
+    s_i0 = i0;
   }
   __syncthreads();
-  std::uint32_t before = 0;
-  Scan(s_temp.scan).ExclusiveSum(local, before);
-  const int f = s_first;
-  const bool identity = f == bins || s_first_count == s_total;
-  const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
-  // Below i0 every bin is empty, so the sum of bins i0 < u <= v is cum(v) - hist[i0].
-  std::uint32_t cum = before;
-  for (int i = begin; i < end; ++i) {
-    cum += __ldcg(hist + i);
-    int code;
-    if (identity) code = i;
-    else if (i <= f) code = 0;
-    else code = rules::he_code(cum - s_first_count, scale, max_code);
-    lut[i] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+  const int i0 = s_i0;
+  float sum = 0.f;  // thread 0's running sum
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) {
+      const float rest = s_rest;
+      if (i0 == bins || !(rest > 0.f)) {  // identity
+        for (int i = threadIdx.x; i < bins; i += blockDim.x)
+          lut[i] = static_cast<std::uint16_t>(final_code(i, a.limited, a.depth));
+        break;
+      }
+      sum = 0.f;
+    }
+    for (int base = 0; base < bins; base += kChunk) {
+      for (int i = threadIdx.x; i < kChunk; i += blockDim.x) s_sums[i] = h[base + i];
+      __syncthreads();
+      if (threadIdx.x == 0)
+        for (int i = base > i0 + 1 ? base : i0 + 1; i < base + kChunk; ++i) {
+          sum += s_sums[i - base];
+          s_sums[i - base] = sum;
+        }
+      __syncthreads();
+      if (pass == 1) {
+        const float scale = static_cast<float>(max_code) / s_rest;
+        for (int i = threadIdx.x; i < kChunk; i += blockDim.x) {
+          const int v = base + i;
+          const int code = v <= i0 ? 0 : rules::he_code(s_sums[i], scale, max_code);
+          lut[v] = static_cast<std::uint16_t>(final_code(code, a.limited, a.depth));
+        }
+      }
+      __syncthreads();  // the chunk is used up before the next one is staged
+    }
+    if (pass == 0 && threadIdx.x == 0) s_rest = sum;
+    __syncthreads();
   }
-  __syncthreads();  // thread 0 read hist[i0] above; every read is done before the clear
-  for (int i = begin; i < end; ++i) hist[i] = 0;
+  if (threadIdx.x == 0) {
+    a.history->has_wide[c] = 1;
+    a.history->wide_bins[c] = bins;
+  }
 }
 
-struct MapArgs {
-  const std::uint16_t* src[3];
-  std::uint16_t* dst[3];
-  int src_stride[3], dst_stride[3];
-  int shift, width, height, bins;
-  const std::uint16_t* lut;  // channels x bins
+// One plane of the map kernel: a LUT map of channel `lut`, a copy, or a fill with `fill` (the
+// chroma of the luma and grey modes rides along instead of separate copies).
+constexpr int kWideJobLut = 0, kWideJobCopy = 1, kWideJobFill = 2;
+struct WideJob {
+  const std::uint16_t* src;
+  std::uint16_t* dst;
+  int src_stride, dst_stride;  // samples
+  int samples, height;         // per row, rows
+  int kind, lut;
+  std::uint16_t fill;
 };
 
-// Eight samples per thread, one 16-byte load and store where the row allows it.
+struct MapArgs {
+  WideJob job[3];
+  int shift, bins;
+  const std::uint16_t* lut;  // channels x bins, final codes (shifted here)
+};
+
+// Eight samples per thread, one 16-byte load and store where the row allows it; blockIdx.z is
+// the job.
 __global__ void he_depth_map_kernel(MapArgs a) {
+  // A select, not an index: an indexed parameter array would be copied to local memory.
+  const WideJob j = blockIdx.z == 0 ? a.job[0] : (blockIdx.z == 1 ? a.job[1] : a.job[2]);
   const int x = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  const int c = blockIdx.z;
-  if (x >= a.width || y >= a.height) return;
-  const std::uint16_t* src = c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2]);
-  std::uint16_t* dst = c == 0 ? a.dst[0] : (c == 1 ? a.dst[1] : a.dst[2]);
-  const int ss = c == 0 ? a.src_stride[0] : (c == 1 ? a.src_stride[1] : a.src_stride[2]);
-  const int ds = c == 0 ? a.dst_stride[0] : (c == 1 ? a.dst_stride[1] : a.dst_stride[2]);
-  const std::uint16_t* s = src + static_cast<std::ptrdiff_t>(y) * ss + x;
-  std::uint16_t* d = dst + static_cast<std::ptrdiff_t>(y) * ds + x;
-  const std::uint16_t* lut = a.lut + static_cast<std::size_t>(c) * a.bins;
+  if (x >= j.samples || y >= j.height) return;
+  std::uint16_t* d = j.dst + static_cast<std::ptrdiff_t>(y) * j.dst_stride + x;
+  const std::uint16_t* s = j.kind == kWideJobFill ? nullptr : j.src + static_cast<std::ptrdiff_t>(y) * j.src_stride + x;
+  const std::uint16_t* lut = a.lut + static_cast<std::size_t>(j.lut) * a.bins;
   const int mask = a.bins - 1, shift = a.shift;
-  auto map = [&](unsigned sample) {
+  auto map = [&](unsigned sample) -> unsigned {
+    if (j.kind == kWideJobCopy) return sample;
+    if (j.kind == kWideJobFill) return j.fill;
     return static_cast<unsigned>(__ldg(lut + ((sample >> shift) & mask))) << shift;
   };
-  if (x + 8 <= a.width &&
+  if (x + 8 <= j.samples &&
       ((reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(d)) & 15) == 0) {
-    uint4 q = __ldcs(reinterpret_cast<const uint4*>(s));
+    uint4 q = s ? __ldcs(reinterpret_cast<const uint4*>(s)) : make_uint4(0, 0, 0, 0);
     unsigned* w = &q.x;
 #pragma unroll
     for (int k = 0; k < 4; ++k) w[k] = (map(w[k] & 0xffffu) & 0xffffu) | (map(w[k] >> 16) << 16);
     __stcs(reinterpret_cast<uint4*>(d), q);
     return;
   }
-  for (int k = 0; k < 8 && x + k < a.width; ++k) d[k] = static_cast<std::uint16_t>(map(s[k]));
+  for (int k = 0; k < 8 && x + k < j.samples; ++k) d[k] = static_cast<std::uint16_t>(map(s ? s[k] : 0u));
 }
 
 // ---- AHE / CLAHE at depth ---------------------------------------------------------------------
@@ -296,9 +323,15 @@ __global__ void he_depth_map_kernel(MapArgs a) {
 constexpr int kAdWarps = 4;
 constexpr int kAdThreads = kAdWarps * 32;
 constexpr int kAdTileWidth = kAdWarps * 32;  // one output column per lane
-constexpr int kBucketLog2 = 6;
-constexpr int kBucket = 1 << kBucketLog2;
-constexpr int kMaxBuckets = 64;  // 4096 bins
+constexpr int kFineLog2 = 4;
+constexpr int kFine = 1 << kFineLog2;          // fine bins per bucket
+constexpr int kBuckets = 256;                  // buckets of 4096 bins (fewer used below 12 bits)
+constexpr int kLaneBuckets = kBuckets / 32;    // lane l keeps buckets l, l + 32, ..., l + 224
+
+// Column bucket counts are stored lane-major, bucket k at (k % 32) * 8 + k / 32: a lane's eight
+// buckets are one 16-byte load, and neighbouring buckets (a column's values spread over a few
+// neighbours) belong to different lanes, which then update their fine bins side by side.
+__device__ __forceinline__ int bucket_slot(int k) { return (k & 31) * kLaneBuckets + (k >> 5); }
 
 struct AheDepthArgs {
   const std::uint16_t* src[3];
@@ -311,7 +344,7 @@ struct AheDepthArgs {
   int depth, bins, bin_shift, max_code;
   int tiles_x, tiles_y, tile_rows;
   std::uint16_t* fine;    // per block: (kAdTileWidth + 2r) x bins, zero on entry and exit
-  std::uint16_t* coarse;  // per block: (kAdTileWidth + 2r) x kMaxBuckets, likewise
+  std::uint16_t* coarse;  // per block: (kAdTileWidth + 2r) x kBuckets (lane-major), likewise
 };
 
 __device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
@@ -327,6 +360,9 @@ __device__ __forceinline__ void add_count(std::uint16_t* counts, std::size_t ind
   const unsigned one = 1u << (16 * (index & 1));
   atomicAdd(word, sign > 0 ? one : 0u - one);
 }
+__device__ __forceinline__ void add_count(std::uint32_t* counts, std::size_t index, int sign) {
+  atomicAdd(counts + index, sign > 0 ? 1u : 0u - 1u);
+}
 
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
 // the tile, one thread per column, eight samples loaded before their eight updates.
@@ -336,7 +372,7 @@ __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, i
   for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
     const int c = rules::reflect101(x0 - r + j, a.width);
     const std::size_t f = static_cast<std::size_t>(j) * a.bins;
-    const std::size_t q = static_cast<std::size_t>(j) * kMaxBuckets;
+    const std::size_t q = static_cast<std::size_t>(j) * kBuckets;
     for (int k0 = -r; k0 <= r; k0 += 8) {
       int b[8];
 #pragma unroll
@@ -347,7 +383,7 @@ __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, i
       for (int u = 0; u < 8; ++u)
         if (b[u] >= 0) {
           add_count(fine, f + b[u], sign);
-          add_count(coarse, q + (b[u] >> kBucketLog2), sign);
+          add_count(coarse, q + bucket_slot(b[u] >> kFineLog2), sign);
         }
     }
   }
@@ -357,32 +393,108 @@ __device__ __forceinline__ std::uint32_t excess_part(std::uint32_t h, std::uint3
   return h > limit ? h - limit : 0u;
 }
 
+// Count i (0..7) of eight 16-bit counts loaded as one uint4.
+__device__ __forceinline__ std::uint32_t count_of(const uint4& q, int i) {
+  const unsigned w = i < 2 ? q.x : (i < 4 ? q.y : (i < 6 ? q.z : q.w));
+  return (w >> (16 * (i & 1))) & 0xffffu;
+}
+
+// One bucket of the window: its 16 fine bins += entering column's - leaving column's (either
+// pointer may be null: nothing to add or take); returns the bucket's excess over `limit`
+// (CLAHE), 0 without clipping. With 16-bit window counters, two counters per word: every true
+// count stays in 0..65535, so the packed 32-bit sums come out exact.
+template <typename Count>
+__device__ __forceinline__ std::uint32_t move_bucket(Count* win, const std::uint16_t* enter,
+                                                     const std::uint16_t* leave, bool clip,
+                                                     std::uint32_t limit) {
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  const uint4* en = reinterpret_cast<const uint4*>(enter);
+  const uint4* lv = reinterpret_cast<const uint4*>(leave);
+  uint4 e[2], l[2];
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    e[q] = enter ? en[q] : zero;
+    l[q] = leave ? lv[q] : zero;
+  }
+  std::uint32_t excess = 0;
+  if constexpr (sizeof(Count) == 2) {
+    uint4* h4 = reinterpret_cast<uint4*>(win);
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      uint4 h = h4[q];
+      h.x += e[q].x - l[q].x;
+      h.y += e[q].y - l[q].y;
+      h.z += e[q].z - l[q].z;
+      h.w += e[q].w - l[q].w;
+      h4[q] = h;
+      if (clip) {
+        const unsigned words[4] = {h.x, h.y, h.z, h.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          excess += excess_part(words[k] & 0xffffu, limit) + excess_part(words[k] >> 16, limit);
+      }
+    }
+  } else {
+    uint4* h4 = reinterpret_cast<uint4*>(win);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      uint4 h = h4[q];
+      const uint4& eq = e[q / 2];
+      const uint4& lq = l[q / 2];
+      const unsigned ew0 = (q & 1) ? eq.z : eq.x, ew1 = (q & 1) ? eq.w : eq.y;
+      const unsigned lw0 = (q & 1) ? lq.z : lq.x, lw1 = (q & 1) ? lq.w : lq.y;
+      h.x += (ew0 & 0xffffu) - (lw0 & 0xffffu);
+      h.y += (ew0 >> 16) - (lw0 >> 16);
+      h.z += (ew1 & 0xffffu) - (lw1 & 0xffffu);
+      h.w += (ew1 >> 16) - (lw1 >> 16);
+      h4[q] = h;
+      if (clip)
+        excess += excess_part(h.x, limit) + excess_part(h.y, limit) + excess_part(h.z, limit) +
+                  excess_part(h.w, limit);
+    }
+  }
+  return excess;
+}
+
+// The excess of one bucket of the window as it stands.
+template <typename Count>
+__device__ __forceinline__ std::uint32_t bucket_excess(const Count* win, std::uint32_t limit) {
+  std::uint32_t excess = 0;
+#pragma unroll
+  for (int i = 0; i < kFine; ++i) excess += excess_part(win[i], limit);
+  return excess;
+}
+
 // Each warp's window goes right along one row and left along the next (moved down one row at
 // the end of each, by the 2r + 1 pixels entering and leaving), so one window histogram per warp
-// is all the shared memory it needs (three blocks per multiprocessor at 4096 bins).
-// kLanes lanes share a bucket's update: 8 (four buckets a round, one 16-byte load per column and
-// lane) suits small windows, whose steps touch a bucket or two; 4 (eight buckets a round, two
-// loads) suits large windows, whose steps touch several (1080p 12-bit, H100: window 31 1.77 ms
-// against 2.29 ms, window 511 11.7 ms against 13.8 ms).
-template <int kLanes>
+// is all the shared memory it needs. Two levels: 256 buckets of 16 bins. Lane l keeps the counts
+// (and for CLAHE the excess) of buckets l, l + 32, ..., l + 224 in registers, as the 8-bit
+// kernel keeps its 256 bins; the fine bins of the window are in shared memory. A step moves the
+// bucket counts by the entering and leaving columns' (one 16-byte load each per lane), and the
+// 16 fine bins of each bucket either column has samples in, by the lane owning it: a column
+// whose values spread over up to 32 neighbouring buckets costs each lane at most one bucket.
+// The cdf at the centre value: the buckets below its own, plus its own bucket's fine bins up to
+// it, in one warp sum.
+template <typename Count>
 __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
-  constexpr int kRound = 32 / kLanes;         // buckets per round
-  constexpr int kPerLane = kBucket / kLanes;  // bins per lane
-  constexpr int kVecs = kPerLane / 8;         // 16-byte loads per column and lane
-  extern __shared__ std::uint32_t s_mem[];
+  extern __shared__ __align__(16) unsigned char s_raw[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = a.radius, w = a.width, h = a.height, bins = a.bins;
   const int span = kAdTileWidth + 2 * r;
-  // This warp's window: fine bins, the count of each bucket, and each bucket's excess (CLAHE).
-  std::uint32_t* work = s_mem + static_cast<std::size_t>(warp) * (bins + 2 * kMaxBuckets);
-  std::uint32_t* bucket = work + bins;
-  std::uint32_t* bucket_excess = bucket + kMaxBuckets;
+  // This warp's window: fine bins, then the bucket counts staged for the move down a row.
+  const std::size_t warp_bytes = static_cast<std::size_t>(bins) * sizeof(Count) + kBuckets * sizeof(std::uint32_t);
+  Count* win = reinterpret_cast<Count*>(s_raw + warp * warp_bytes);
+  std::uint32_t* stage = reinterpret_cast<std::uint32_t*>(s_raw + warp * warp_bytes + static_cast<std::size_t>(bins) * sizeof(Count));
   std::uint16_t* fine = a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
-  std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kMaxBuckets;
+  std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kBuckets;
   const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
   const bool clip = a.limit > 0;
   const int tiles_per_plane = a.tiles_x * a.tiles_y;
   const int total = tiles_per_plane * a.planes;
+  auto column_buckets = [&](std::size_t j) {
+    return *reinterpret_cast<const uint4*>(coarse + j * kBuckets + lane * kLaneBuckets);
+  };
+  auto column_fine = [&](std::size_t j, int k) { return fine + j * bins + k * kFine; };
 
   for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
     const int p = tile / tiles_per_plane;
@@ -400,47 +512,27 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
     const bool active = xs < w;
     const int count = active ? min(32, w - xs) : 0;
     int cur = 0;  // the window's pixel in the warp's 32 (image column xs + cur)
-    if (active) {  // the window at (xs, y0): its 2r + 1 columns, bucket by bucket
-      for (int i = lane; i < bins; i += 32) work[i] = 0;
-      std::uint32_t c0 = 0, c1 = 0;
+    if (active) {  // the window at (xs, y0): its 2r + 1 columns
+      for (int i = lane; i < bins; i += 32) win[i] = 0;
       __syncwarp();
-      // The bucket counts of the next column are loaded one column ahead.
-      std::uint32_t next_q0 = coarse[static_cast<std::size_t>(warp * 32) * kMaxBuckets + lane];
-      std::uint32_t next_q1 = coarse[static_cast<std::size_t>(warp * 32) * kMaxBuckets + lane + 32];
+      std::uint32_t c[kLaneBuckets] = {};
+      uint4 next = column_buckets(static_cast<std::size_t>(warp * 32));
       for (int m = 0; m <= 2 * r; ++m) {
         const std::size_t j = static_cast<std::size_t>(warp * 32 + m);
-        const std::uint32_t q0 = next_q0, q1 = next_q1;
-        if (m < 2 * r) {
-          next_q0 = coarse[(j + 1) * kMaxBuckets + lane];
-          next_q1 = coarse[(j + 1) * kMaxBuckets + lane + 32];
-        }
-        c0 += q0;
-        c1 += q1;
-        unsigned long long used = (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, q1 != 0)) << 32) |
-                                  __ballot_sync(0xffffffffu, q0 != 0);
-        while (used) {  // four buckets' loads in flight at a time
-          int ks[4];
-          std::uint32_t v0[4], v1[4];
+        const uint4 q = next;
+        if (m < 2 * r) next = column_buckets(j + 1);
 #pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            ks[u] = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
-            used &= used ? used - 1 : 0ull;
-            if (ks[u] >= 0) {
-              const std::uint16_t* col = fine + j * bins + ks[u] * kBucket;
-              v0[u] = col[lane];
-              v1[u] = col[lane + 32];
-            }
+        for (int i = 0; i < kLaneBuckets; ++i) {
+          const std::uint32_t n = count_of(q, i);
+          c[i] += n;
+          if (n) {
+            const int k = lane + 32 * i;
+            move_bucket(win + k * kFine, column_fine(j, k), nullptr, false, 0u);
           }
-#pragma unroll
-          for (int u = 0; u < 4; ++u)
-            if (ks[u] >= 0) {
-              work[ks[u] * kBucket + lane] += v0[u];
-              work[ks[u] * kBucket + lane + 32] += v1[u];
-            }
         }
       }
-      bucket[lane] = c0;
-      bucket[lane + 32] = c1;
+#pragma unroll
+      for (int i = 0; i < kLaneBuckets; ++i) stage[lane * kLaneBuckets + i] = c[i];
     }
 
     for (int y = y0; y < y1; ++y) {
@@ -450,45 +542,36 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         const std::uint16_t* row_add = src + static_cast<std::ptrdiff_t>(ya) * a.src_stride;
         const std::uint16_t* row_sub = src + static_cast<std::ptrdiff_t>(yr) * a.src_stride;
         for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
-          const int c = rules::reflect101(x0 - r + j, w);
-          const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
+          const int col = rules::reflect101(x0 - r + j, w);
+          const int ba = ahe_bin(a, row_add[col]), bs = ahe_bin(a, row_sub[col]);
           const std::size_t f = static_cast<std::size_t>(j) * bins;
-          const std::size_t q = static_cast<std::size_t>(j) * kMaxBuckets;
+          const std::size_t q = static_cast<std::size_t>(j) * kBuckets;
           add_count(fine, f + ba, +1);
           add_count(fine, f + bs, -1);
-          add_count(coarse, q + (ba >> kBucketLog2), +1);
-          add_count(coarse, q + (bs >> kBucketLog2), -1);
+          add_count(coarse, q + bucket_slot(ba >> kFineLog2), +1);
+          add_count(coarse, q + bucket_slot(bs >> kFineLog2), -1);
         }
         if (active) {  // the window down one row where it stands
           for (int m = lane; m <= 2 * r; m += 32) {
-            const int c = rules::reflect101(xs + cur - r + m, w);
-            const int ba = ahe_bin(a, row_add[c]), bs = ahe_bin(a, row_sub[c]);
-            atomicAdd(&work[ba], 1u);
-            atomicSub(&work[bs], 1u);
-            atomicAdd(&bucket[ba >> kBucketLog2], 1u);
-            atomicSub(&bucket[bs >> kBucketLog2], 1u);
+            const int col = rules::reflect101(xs + cur - r + m, w);
+            const int ba = ahe_bin(a, row_add[col]), bs = ahe_bin(a, row_sub[col]);
+            add_count(win, ba, +1);
+            add_count(win, bs, -1);
+            atomicAdd(&stage[bucket_slot(ba >> kFineLog2)], 1u);
+            atomicSub(&stage[bucket_slot(bs >> kFineLog2)], 1u);
           }
         }
         __syncthreads();  // the columns of row y are complete
       }
       if (!active) continue;
       __syncwarp();
-      // Lane l keeps the counts of buckets l and l + 32 in registers.
-      std::uint32_t c0 = bucket[lane], c1 = bucket[lane + 32];
-      if (clip) {
+      std::uint32_t c[kLaneBuckets], ex[kLaneBuckets];
+#pragma unroll
+      for (int i = 0; i < kLaneBuckets; ++i) {
+        c[i] = stage[lane * kLaneBuckets + i];
         // A bucket holding at most L samples has no bin above L.
-        std::uint32_t e0 = 0, e1 = 0;
-        if (c0 > limit)
-          for (int i = 0; i < kBucket; ++i) e0 += excess_part(work[lane * kBucket + i], limit);
-        if (c1 > limit)
-          for (int i = 0; i < kBucket; ++i) e1 += excess_part(work[(lane + 32) * kBucket + i], limit);
-        bucket_excess[lane] = e0;
-        bucket_excess[lane + 32] = e1;
+        ex[i] = clip && c[i] > limit ? bucket_excess(win + (lane + 32 * i) * kFine, limit) : 0u;
       }
-      __syncwarp();
-      // Bucket updates: the warp takes up to kRound buckets at a time, lanes kLanes u ..
-      // kLanes u + kLanes - 1 the u-th, each lane kPerLane of its bins.
-      const int group = lane / kLanes, part = lane % kLanes;
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
       const int step = cur == 0 ? 1 : -1;
@@ -500,104 +583,53 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         return static_cast<std::size_t>(warp * 32 + (step > 0 ? at - 1 : at + 1 + 2 * r));
       };
       // The bucket counts of the next step's two columns are loaded one step ahead.
-      std::uint32_t next_qe0 = 0, next_qe1 = 0, next_ql0 = 0, next_ql1 = 0;
+      uint4 next_e = make_uint4(0, 0, 0, 0), next_l = next_e;
       if (count > 1) {
-        const std::size_t je = entering(cur + step), jl = leaving(cur + step);
-        next_qe0 = coarse[je * kMaxBuckets + lane];
-        next_qe1 = coarse[je * kMaxBuckets + lane + 32];
-        next_ql0 = coarse[jl * kMaxBuckets + lane];
-        next_ql1 = coarse[jl * kMaxBuckets + lane + 32];
+        next_e = column_buckets(entering(cur + step));
+        next_l = column_buckets(leaving(cur + step));
       }
       int mine = 0;
-      for (int n_done = 0; n_done < count; ++n_done) {
-        if (n_done > 0) {  // the window one column on
-          const int next = cur + step;
-          const std::size_t je = entering(next), jl = leaving(next);
-          cur = next;
-          const std::uint32_t qe0 = next_qe0, qe1 = next_qe1, ql0 = next_ql0, ql1 = next_ql1;
-          if (n_done + 1 < count) {
-            const std::size_t je2 = entering(cur + step), jl2 = leaving(cur + step);
-            next_qe0 = coarse[je2 * kMaxBuckets + lane];
-            next_qe1 = coarse[je2 * kMaxBuckets + lane + 32];
-            next_ql0 = coarse[jl2 * kMaxBuckets + lane];
-            next_ql1 = coarse[jl2 * kMaxBuckets + lane + 32];
+      for (int done = 0; done < count; ++done) {
+        if (done > 0) {  // the window one column on
+          cur += step;
+          const std::size_t je = entering(cur), jl = leaving(cur);
+          const uint4 qe = next_e, ql = next_l;
+          if (done + 1 < count) {
+            next_e = column_buckets(entering(cur + step));
+            next_l = column_buckets(leaving(cur + step));
           }
-          c0 += qe0 - ql0;
-          c1 += qe1 - ql1;
-          unsigned long long used =
-              (static_cast<unsigned long long>(__ballot_sync(0xffffffffu, (qe1 | ql1) != 0)) << 32) |
-              __ballot_sync(0xffffffffu, (qe0 | ql0) != 0);
-          while (used) {
-            int k = -1;  // this lane's bucket: the group-th set bit of `used`
 #pragma unroll
-            for (int u = 0; u < kRound; ++u) {
-              const int next_k = used ? __ffsll(static_cast<long long>(used)) - 1 : -1;
-              used &= used ? used - 1 : 0ull;
-              if (u == group) k = next_k;
-            }
-            std::uint32_t excess = 0;
-            if (k >= 0) {
-              const std::size_t o = static_cast<std::size_t>(k) * kBucket + part * kPerLane;
-              const uint4* en = reinterpret_cast<const uint4*>(fine + je * bins + o);
-              const uint4* lv = reinterpret_cast<const uint4*>(fine + jl * bins + o);
-              unsigned e[4 * kVecs], l[4 * kVecs];  // two 16-bit counts per word
-#pragma unroll
-              for (int q = 0; q < kVecs; ++q) {
-                const uint4 eq = en[q], lq = lv[q];
-                e[4 * q] = eq.x;
-                e[4 * q + 1] = eq.y;
-                e[4 * q + 2] = eq.z;
-                e[4 * q + 3] = eq.w;
-                l[4 * q] = lq.x;
-                l[4 * q + 1] = lq.y;
-                l[4 * q + 2] = lq.z;
-                l[4 * q + 3] = lq.w;
-              }
-              uint4* hk = reinterpret_cast<uint4*>(work + o);
-#pragma unroll
-              for (int q = 0; q < kPerLane / 4; ++q) {
-                const uint4 cur4 = hk[q];
-                unsigned hv[4] = {cur4.x, cur4.y, cur4.z, cur4.w};
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                  const int bin = 4 * q + i;
-                  const unsigned shift = 16 * (bin & 1);
-                  hv[i] += ((e[bin / 2] >> shift) & 0xffffu) - ((l[bin / 2] >> shift) & 0xffffu);
-                  excess += excess_part(hv[i], limit);
-                }
-                hk[q] = make_uint4(hv[0], hv[1], hv[2], hv[3]);
-              }
-            }
-            if (clip) {
-#pragma unroll
-              for (int m = 1; m < kLanes; m <<= 1) excess += __shfl_xor_sync(0xffffffffu, excess, m);
-              if (k >= 0 && part == 0) bucket_excess[k] = excess;
-            }
+          for (int i = 0; i < kLaneBuckets; ++i) {
+            const std::uint32_t ne = count_of(qe, i), nl = count_of(ql, i);
+            if ((ne | nl) == 0) continue;
+            c[i] += ne - nl;
+            const int k = lane + 32 * i;
+            const std::uint32_t e = move_bucket(win + k * kFine, ne ? column_fine(je, k) : nullptr,
+                                                nl ? column_fine(jl, k) : nullptr, clip, limit);
+            if (clip) ex[i] = e;
           }
-          __syncwarp();
         }
         const int v = ahe_bin(a, srow[xs + cur]);
-        const int kv = v >> kBucketLog2, top = v & (kBucket - 1);
-        const std::uint32_t hv0 = work[kv * kBucket + lane], hv1 = work[kv * kBucket + lane + 32];
-        std::uint32_t below;
-        std::uint32_t e0 = 0, e1 = 0;
-        if (clip) {
-          e0 = bucket_excess[lane];
-          e1 = bucket_excess[lane + 32];
-          below = (lane < kv ? c0 - e0 : 0u) + (lane + 32 < kv ? c1 - e1 : 0u) +
-                  (lane <= top ? min(hv0, limit) : 0u) + (lane + 32 <= top ? min(hv1, limit) : 0u);
-        } else {
-          below = (lane < kv ? c0 : 0u) + (lane + 32 < kv ? c1 : 0u) + (lane <= top ? hv0 : 0u) +
-                  (lane + 32 <= top ? hv1 : 0u);
+        const int kv = v >> kFineLog2, top = v & (kFine - 1);
+        std::uint32_t below = 0, excess = 0;
+#pragma unroll
+        for (int i = 0; i < kLaneBuckets; ++i) {
+          if (lane + 32 * i < kv) below += c[i] - ex[i];
+          excess += ex[i];
+        }
+        if (lane <= top) {
+          const std::uint32_t hv = win[kv * kFine + lane];
+          below += clip ? min(hv, limit) : hv;
         }
         below = __reduce_add_sync(0xffffffffu, below);
         std::uint32_t cdf = below;
-        if (clip) cdf = rules::clahe_cdf(below, __reduce_add_sync(0xffffffffu, e0 + e1), v, bins);
+        if (clip) cdf = rules::clahe_cdf(below, __reduce_add_sync(0xffffffffu, excess), v, bins);
         const int code = final_code(rules::ahe_code(cdf, a.n, a.max_code), a.limited, a.depth);
         if (lane == cur) mine = code;
       }
-      bucket[lane] = c0;
-      bucket[lane + 32] = c1;
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < kLaneBuckets; ++i) stage[lane * kLaneBuckets + i] = c[i];
       if (lane < count)
         dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
     }
@@ -609,7 +641,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       uint4* f4 = reinterpret_cast<uint4*>(fine);
       uint4* q4 = reinterpret_cast<uint4*>(coarse);
       const std::size_t nf = static_cast<std::size_t>(ncols) * bins / 8;
-      const std::size_t nq = static_cast<std::size_t>(ncols) * kMaxBuckets / 8;
+      const std::size_t nq = static_cast<std::size_t>(ncols) * kBuckets / 8;
       for (std::size_t i = threadIdx.x; i < nf; i += blockDim.x) f4[i] = zero;
       for (std::size_t i = threadIdx.x; i < nq; i += blockDim.x) q4[i] = zero;
     } else {
@@ -761,17 +793,22 @@ dim3 grid_2d(int width, int height, int depth = 1) {
 
 void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int channels,
                         int depth, bool limited, const HeParams& params, HeHistory* d_history,
-                        const StateOrder& order, cudaStream_t stream) {
+                        const StateOrder& order, cudaStream_t stream,
+                        const WidePlaneCompanion* companions, int companion_count) {
   const int w = src[0].width, h = src[0].height;
   const int bins = rules::he_bins(depth);
+  if (channels + companion_count > 3) throw std::invalid_argument("he: more than three planes in one map");
   const std::size_t need = static_cast<std::size_t>(3) * (std::size_t{1} << kMaxDepth);
   if (hist_.size() < need) {
     hist_.reserve(need);
     lut_.reserve(need);
+    ticket_.reserve(1);
     HAZEFREE_CUDA_CHECK(cudaMemsetAsync(hist_.get(), 0, hist_.bytes(), stream));
+    HAZEFREE_CUDA_CHECK(cudaMemsetAsync(ticket_.get(), 0, ticket_.bytes(), stream));
   }
   if (sm_count_ == 0) sm_count_ = current_sm_count();
   const rules::HistogramRect rect = rules::histogram_rect(params.roi, w, h);
+  const bool temporal = params.temporal < 1.f;
   HeDepthArgs a{};
   for (int c = 0; c < channels; ++c) a.src[c] = src[c].data;
   a.stride = src[0].stride;
@@ -784,31 +821,37 @@ void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, in
   a.depth = depth;
   a.bins = bins;
   a.hist = hist_.get();
+  a.temporal = temporal;
+  a.limited = limited;
+  a.ticket = ticket_.get();
+  a.lut = lut_.get();
   const int slices = std::max(1, bins >> kSliceLog2);
-  // About two blocks per multiprocessor in all, rows shared out among them.
   const int rows = rect.y1 - rect.y0;
   const int blocks = std::max(1, std::min(rows, 2 * sm_count_ / (channels * slices) + 1));
-  const bool temporal = params.temporal < 1.f;
   if (temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
   he_depth_histogram_kernel<<<dim3(blocks, channels, slices), kHistThreads, 0, stream>>>(a);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_histogram_kernel");
-  HeDepthLutArgs l{hist_.get(), lut_.get(), depth, bins, limited, temporal, params.temporal, d_history};
-  he_depth_lut_kernel<<<channels, kLutThreads, 0, stream>>>(l);
-  HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_lut_kernel");
-  if (temporal && order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
-  MapArgs m{};
-  for (int c = 0; c < channels; ++c) {
-    m.src[c] = src[c].data;
-    m.dst[c] = dst[c].data;
-    m.src_stride[c] = src[c].stride;
-    m.dst_stride[c] = dst[c].stride;
+  if (temporal) {
+    HeDepthLutArgs l{hist_.get(), lut_.get(), depth, bins, limited, params.temporal, d_history};
+    he_depth_temporal_lut_kernel<<<channels, kLutThreads, 0, stream>>>(l);
+    HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_temporal_lut_kernel");
+    if (order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
   }
+  MapArgs m{};
+  int jobs = 0, widest = 0, tallest = 0;
+  auto add = [&](const DevicePlaneU16& s, const DevicePlaneU16& d, int kind, int lut, std::uint16_t fill) {
+    m.job[jobs++] = {s.data, d.data, s.stride, d.stride, d.width, d.height, kind, lut, fill};
+    widest = std::max(widest, d.width);
+    tallest = std::max(tallest, d.height);
+  };
+  for (int c = 0; c < channels; ++c) add(src[c], dst[c], kWideJobLut, c, 0);
+  for (int i = 0; i < companion_count; ++i)
+    add(companions[i].src, companions[i].dst, companions[i].fill ? kWideJobFill : kWideJobCopy, 0,
+        companions[i].value);
   m.shift = src[0].shift;
-  m.width = w;
-  m.height = h;
   m.bins = bins;
   m.lut = lut_.get();
-  he_depth_map_kernel<<<grid_2d(div_up(w, 8), h, channels), kBlock2d, 0, stream>>>(m);
+  he_depth_map_kernel<<<grid_2d(div_up(widest, 8), tallest, jobs), kBlock2d, 0, stream>>>(m);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_map_kernel");
 }
 
@@ -840,21 +883,23 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   a.bins = bins;
   a.bin_shift = rules::ahe_bin_shift(depth);
   a.max_code = rules::depth_max_code(depth);
-  const std::size_t smem = static_cast<std::size_t>(kAdWarps) * (bins + 2 * kMaxBuckets) * sizeof(std::uint32_t);
-  void (*kernel)(AheDepthArgs) = r < 64 ? ahe_depth_kernel<8> : ahe_depth_kernel<4>;
+  // Window counters of 16 bits while n = w*w fits (w <= 255), else 32.
+  const bool wide_counters = side * side > 65535;
+  const std::size_t smem = static_cast<std::size_t>(kAdWarps) *
+                           (static_cast<std::size_t>(bins) * (wide_counters ? 4 : 2) + kBuckets * sizeof(std::uint32_t));
+  void (*kernel)(AheDepthArgs) = wide_counters ? ahe_depth_kernel<std::uint32_t> : ahe_depth_kernel<std::uint16_t>;
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
   int per_sm = 1;
   HAZEFREE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kAdThreads, smem));
   const int span = kAdTileWidth + 2 * r;
-  // Column histograms of at most about 1 GiB in all.
-  const std::size_t per_block = static_cast<std::size_t>(span) * (bins + kMaxBuckets) * sizeof(std::uint16_t);
-  const int memory_cap = static_cast<int>(std::max<std::size_t>(1, (std::size_t{1} << 30) / per_block));
+  // Column histograms of at most about 2 GiB in all.
+  const std::size_t per_block = static_cast<std::size_t>(span) * (bins + kBuckets) * sizeof(std::uint16_t);
+  const int memory_cap = static_cast<int>(std::max<std::size_t>(1, (std::size_t{2} << 30) / per_block));
   const int slots = std::max(1, std::min(std::max(1, per_sm) * sm_count_, memory_cap));
   // The sliding is latency-bound, so the tiles are cut short enough to fill every resident slot
   // (one wave), but no shorter than 16 rows or r / 4: each tile builds and clears its column
-  // histograms, 2 (2r + 1) updates per column, shared by its rows (1080p, H100, 2026-11: r / 2
-  // was best for 10 bits at windows 255 and 511, r / 4 for 12 bits).
+  // histograms, 2 (2r + 1) updates per column, shared by its rows.
   a.tiles_x = div_up(w, kAdTileWidth);
   const long long rows_per_slot = (static_cast<long long>(h) * a.tiles_x * planes + slots - 1) / slots;
   a.tile_rows = static_cast<int>(
@@ -863,7 +908,7 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   const int tiles = a.tiles_x * a.tiles_y * planes;
   const int grid = std::max(1, std::min(tiles, slots));
   const std::size_t fine_count = static_cast<std::size_t>(grid) * span * bins;
-  const std::size_t coarse_count = static_cast<std::size_t>(grid) * span * kMaxBuckets;
+  const std::size_t coarse_count = static_cast<std::size_t>(grid) * span * kBuckets;
   // The kernel leaves the column histograms at zero; a fresh buffer is cleared once.
   if (fine_.size() < fine_count) {
     fine_.reserve(fine_count);
@@ -934,19 +979,33 @@ void CudaEqualizer::enqueue_wide(const ImageView& d_in, const ImageView& d_out,
   }
   // YUV, luma or grey: the Y plane itself; chroma kept, or the depth's zero chroma.
   const DevicePlaneU16 src = plane_of(d_in, 0), dst = plane_of(out, 0);
-  equalize(&src, &dst, 1, d_in.range == ColorRange::limited);
-  for (int i = 1; i < d_in.plane_count; ++i) {
-    const std::size_t row = plane_row_bytes(d_in, i);
-    if (color == ColorMode::grey) {
-      const int samples = static_cast<int>(row / 2);
-      const std::uint16_t zero = static_cast<std::uint16_t>((1 << (d - 1)) << sample_shift(d_in));
-      fill_u16_kernel<<<grid_2d(samples, out.planes[i].height), kBlock2d, 0, stream>>>(
-          out.planes[i].data, out.planes[i].stride, samples, out.planes[i].height, zero);
+  const std::uint16_t neutral = static_cast<std::uint16_t>((1 << (d - 1)) << sample_shift(d_in));
+  WidePlaneCompanion chroma[2];
+  int count = 0;
+  for (int i = 1; i < d_in.plane_count && count < 2; ++i) {
+    const int samples = static_cast<int>(plane_row_bytes(d_in, i) / 2);
+    const int rows = d_in.planes[i].height;
+    chroma[count++] = {DevicePlaneU16{reinterpret_cast<std::uint16_t*>(d_in.planes[i].data), samples, rows,
+                                      d_in.planes[i].stride / 2, 0},
+                       DevicePlaneU16{reinterpret_cast<std::uint16_t*>(out.planes[i].data), samples, rows,
+                                      out.planes[i].stride / 2, 0},
+                       color == ColorMode::grey, neutral};
+  }
+  const bool limited = d_in.range == ColorRange::limited;
+  if (is_he) {  // the chroma rides along with the map
+    he_depth_.apply(&src, &dst, 1, d, limited, config_.he, d_history, order, stream, chroma, count);
+    return;
+  }
+  ahe_depth_.apply(&src, &dst, 1, d, config_.ahe, limited, stream);
+  for (int i = 0; i < count; ++i) {
+    const WidePlaneCompanion& c = chroma[i];
+    if (c.fill) {
+      fill_u16_kernel<<<grid_2d(c.dst.width, c.dst.height), kBlock2d, 0, stream>>>(
+          reinterpret_cast<std::uint8_t*>(c.dst.data), c.dst.stride * 2, c.dst.width, c.dst.height, c.value);
       HAZEFREE_CUDA_CHECK_LAUNCH("fill_u16_kernel");
     } else {
-      HAZEFREE_CUDA_CHECK(cudaMemcpy2DAsync(out.planes[i].data, out.planes[i].stride,
-                                            d_in.planes[i].data, d_in.planes[i].stride, row,
-                                            d_in.planes[i].height, cudaMemcpyDeviceToDevice, stream));
+      HAZEFREE_CUDA_CHECK(cudaMemcpy2DAsync(c.dst.data, c.dst.stride * 2, c.src.data, c.src.stride * 2,
+                                            c.src.width * 2, c.src.height, cudaMemcpyDeviceToDevice, stream));
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,14 @@ TEST_CASE("HE at depth on the GPU: a stream started from the scanned state rende
     whole->process(frames[5].view(), a.view());
     part->process(frames[5].view(), b.view());
     CHECK(differing(a.view(), b.view()) == 0);
+    // A history of another depth is refused with the CPU's line, not silently restarted.
+    TemporalState eight_bit;
+    eight_bit.channel_history[0].assign(256, 1.f);
+    auto wrong = make_cuda_processor(config);
+    wrong->set_temporal_state(eight_bit);
+    const std::string refusal = "he: the he_temporal history has 256 bins; this " + std::to_string(depth) +
+                                "-bit frame needs " + std::to_string(1 << depth);
+    CHECK_THROWS_WITH_AS(wrong->process(frames[0].view(), b.view()), refusal.c_str(), std::invalid_argument);
   }
 }
 
