@@ -341,11 +341,38 @@ struct AheDepthArgs {
   int width, height, planes;
   int radius, n, limit;
   bool limited;
+  bool code32;  // M n + n / 2 < 2^32: the output code in 32-bit integers
   int depth, bins, bin_shift, max_code;
   int tiles_x, tiles_y, tile_rows;
   std::uint16_t* fine;    // per block: (kAdTileWidth + 2r) x bins, zero on entry and exit
   std::uint16_t* coarse;  // per block: (kAdTileWidth + 2r) x kBuckets (lane-major), likewise
+  // Windows moving by samples: each plane's bins transposed (column x at x * column_pitch), so
+  // that a column's window rows are consecutive and a warp reads them in one transaction.
+  const std::uint16_t* columns[3];
+  int column_pitch;
 };
+
+// bins[x * pitch + y] = the bin of src[y][x], through 32 x 32 tiles in shared memory (reads and
+// writes coalesced). Block (32, 8), grid (tiles across, tiles down, planes).
+__global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std::uint16_t* bins1,
+                                      std::uint16_t* bins2) {
+  __shared__ std::uint16_t tile[32][33];
+  const int p = blockIdx.z;
+  const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
+  std::uint16_t* out = p == 0 ? bins0 : (p == 1 ? bins1 : bins2);
+  const int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int x = bx + threadIdx.x, y = by + k;
+    if (x < a.width && y < a.height)
+      tile[k][threadIdx.x] = static_cast<std::uint16_t>(
+          ((src[static_cast<std::ptrdiff_t>(y) * a.src_stride + x] >> a.src_shift) & a.max_code) >> a.bin_shift);
+  }
+  __syncthreads();
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int x = bx + k, y = by + threadIdx.x;
+    if (x < a.width && y < a.height) out[static_cast<std::ptrdiff_t>(x) * a.column_pitch + y] = tile[threadIdx.x][k];
+  }
+}
 
 __device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
   return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
@@ -364,8 +391,19 @@ __device__ __forceinline__ void add_count(std::uint32_t* counts, std::size_t ind
   atomicAdd(counts + index, sign > 0 ? 1u : 0u - 1u);
 }
 
+// The same, returning the counter's value before the step.
+__device__ __forceinline__ std::uint32_t move_sample(std::uint16_t* counts, int index, int sign) {
+  unsigned* word = reinterpret_cast<unsigned*>(counts) + (index >> 1);
+  const unsigned shift = 16 * (index & 1);
+  return (atomicAdd(word, sign > 0 ? 1u << shift : 0u - (1u << shift)) >> shift) & 0xffffu;
+}
+__device__ __forceinline__ std::uint32_t move_sample(std::uint32_t* counts, int index, int sign) {
+  return atomicAdd(counts + static_cast<std::size_t>(index), sign > 0 ? 1u : 0u - 1u);
+}
+
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
-// the tile, one thread per column, eight samples loaded before their eight updates.
+// the tile (`fine` null: the bucket counts only), one thread per column, eight samples loaded
+// before their eight updates.
 __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, int x0, int ncols,
                               int y, int sign, std::uint16_t* fine, std::uint16_t* coarse) {
   const int r = a.radius;
@@ -382,11 +420,20 @@ __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, i
 #pragma unroll
       for (int u = 0; u < 8; ++u)
         if (b[u] >= 0) {
-          add_count(fine, f + b[u], sign);
+          if (fine) add_count(fine, f + b[u], sign);
           add_count(coarse, q + bucket_slot(b[u] >> kFineLog2), sign);
         }
     }
   }
+}
+
+// rules::ahe_code, in 32 bits where M n + n / 2 fits them (12 bits and windows to 1023), a
+// third of the 64-bit division's instructions.
+__device__ __forceinline__ int window_code(const AheDepthArgs& a, std::uint32_t cdf) {
+  if (a.code32)
+    return static_cast<int>((static_cast<std::uint32_t>(a.max_code) * cdf + static_cast<std::uint32_t>(a.n / 2)) /
+                            static_cast<std::uint32_t>(a.n));
+  return rules::ahe_code(cdf, a.n, a.max_code);
 }
 
 __device__ __forceinline__ std::uint32_t excess_part(std::uint32_t h, std::uint32_t limit) {
@@ -475,17 +522,25 @@ __device__ __forceinline__ std::uint32_t bucket_excess(const Count* win, std::ui
 // whose values spread over up to 32 neighbouring buckets costs each lane at most one bucket.
 // The cdf at the centre value: the buckets below its own, plus its own bucket's fine bins up to
 // it, in one warp sum.
-template <typename Count>
+// kRowsPerLane > 0 (windows of at most 32 kRowsPerLane rows): no column fine histograms; the
+// fine bins of the window move by its 2r + 1 entering and 2r + 1 leaving samples themselves,
+// lane l taking rows l, l + 32, ... (cheaper than the buckets of two columns while the window is
+// short, and the tile's columns keep only their 512-byte bucket counts, which stay in L2). Each
+// bucket's CLAHE excess then lives in shared memory, kept by the samples' updates.
+template <typename Count, int kRowsPerLane>
 __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
+  constexpr bool kPixels = kRowsPerLane > 0;
   extern __shared__ __align__(16) unsigned char s_raw[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int r = a.radius, w = a.width, h = a.height, bins = a.bins;
   const int span = kAdTileWidth + 2 * r;
   // This warp's window: fine bins, then the bucket counts staged for the move down a row.
-  const std::size_t warp_bytes = static_cast<std::size_t>(bins) * sizeof(Count) + kBuckets * sizeof(std::uint32_t);
+  const std::size_t warp_bytes =
+      static_cast<std::size_t>(bins) * sizeof(Count) + (kPixels ? 2 : 1) * kBuckets * sizeof(std::uint32_t);
   Count* win = reinterpret_cast<Count*>(s_raw + warp * warp_bytes);
   std::uint32_t* stage = reinterpret_cast<std::uint32_t*>(s_raw + warp * warp_bytes + static_cast<std::size_t>(bins) * sizeof(Count));
-  std::uint16_t* fine = a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
+  std::uint32_t* excess_of = stage + kBuckets;  // kPixels: each bucket's excess (lane-major)
+  std::uint16_t* fine = kPixels ? nullptr : a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
   std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kBuckets;
   const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
   const bool clip = a.limit > 0;
@@ -504,8 +559,29 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
     const int ncols = min(kAdTileWidth, w - x0) + 2 * r;
     const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
     std::uint16_t* dst = p == 0 ? a.dst[0] : (p == 1 ? a.dst[1] : a.dst[2]);
+    const std::uint16_t* tcols = p == 0 ? a.columns[0] : (p == 1 ? a.columns[1] : a.columns[2]);
 
-    count_columns(a, src, x0, ncols, y0, +1, fine, coarse);
+    if constexpr (kPixels) {
+      // Each warp counts whole columns: the column's 2r + 1 bins (consecutive in `tcols`) into
+      // shared counters, written out as the column's 256 bucket counts (no clearing needed).
+      std::uint32_t* counts = excess_of;  // free until the rows begin
+      for (int j = warp; j < ncols; j += kAdWarps) {
+#pragma unroll
+        for (int i = 0; i < kLaneBuckets; ++i) counts[lane * kLaneBuckets + i] = 0;
+        __syncwarp();
+        const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + j, w)) * a.column_pitch;
+        for (int k = lane; k <= 2 * r; k += 32)
+          atomicAdd(&counts[bucket_slot(col[rules::reflect101(y0 - r + k, h)] >> kFineLog2)], 1u);
+        __syncwarp();
+        const std::uint32_t* mine = counts + lane * kLaneBuckets;
+        *reinterpret_cast<uint4*>(coarse + static_cast<std::size_t>(j) * kBuckets + lane * kLaneBuckets) =
+            make_uint4(mine[0] | (mine[1] << 16), mine[2] | (mine[3] << 16), mine[4] | (mine[5] << 16),
+                       mine[6] | (mine[7] << 16));
+        __syncwarp();
+      }
+    } else {
+      count_columns(a, src, x0, ncols, y0, +1, fine, coarse);
+    }
     __syncthreads();
 
     const int xs = x0 + warp * 32;
@@ -521,11 +597,15 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         const std::size_t j = static_cast<std::size_t>(warp * 32 + m);
         const uint4 q = next;
         if (m < 2 * r) next = column_buckets(j + 1);
+        if constexpr (kPixels) {  // the column's samples, a row per lane
+          const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(rules::reflect101(xs - r + m, w)) * a.column_pitch;
+          for (int k = lane; k <= 2 * r; k += 32) add_count(win, col[rules::reflect101(y0 - r + k, h)], +1);
+        }
 #pragma unroll
         for (int i = 0; i < kLaneBuckets; ++i) {
           const std::uint32_t n = count_of(q, i);
           c[i] += n;
-          if (n) {
+          if (!kPixels && n) {
             const int k = lane + 32 * i;
             move_bucket(win + k * kFine, column_fine(j, k), nullptr, false, 0u);
           }
@@ -546,8 +626,10 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
           const int ba = ahe_bin(a, row_add[col]), bs = ahe_bin(a, row_sub[col]);
           const std::size_t f = static_cast<std::size_t>(j) * bins;
           const std::size_t q = static_cast<std::size_t>(j) * kBuckets;
-          add_count(fine, f + ba, +1);
-          add_count(fine, f + bs, -1);
+          if constexpr (!kPixels) {
+            add_count(fine, f + ba, +1);
+            add_count(fine, f + bs, -1);
+          }
           add_count(coarse, q + bucket_slot(ba >> kFineLog2), +1);
           add_count(coarse, q + bucket_slot(bs >> kFineLog2), -1);
         }
@@ -571,6 +653,17 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         c[i] = stage[lane * kLaneBuckets + i];
         // A bucket holding at most L samples has no bin above L.
         ex[i] = clip && c[i] > limit ? bucket_excess(win + (lane + 32 * i) * kFine, limit) : 0u;
+        if (kPixels) excess_of[lane * kLaneBuckets + i] = ex[i];
+      }
+      // kPixels: this lane's window rows y - r + lane + 32 t (-1: none).
+      int rows[kPixels ? kRowsPerLane : 1];
+      if constexpr (kPixels) {
+#pragma unroll
+        for (int t = 0; t < kRowsPerLane; ++t) {
+          const int k = lane + 32 * t;
+          rows[t] = k <= 2 * r ? rules::reflect101(y - r + k, h) : -1;
+        }
+        __syncwarp();
       }
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
@@ -598,15 +691,44 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
             next_e = column_buckets(entering(cur + step));
             next_l = column_buckets(leaving(cur + step));
           }
+          if constexpr (kPixels) {
 #pragma unroll
-          for (int i = 0; i < kLaneBuckets; ++i) {
-            const std::uint32_t ne = count_of(qe, i), nl = count_of(ql, i);
-            if ((ne | nl) == 0) continue;
-            c[i] += ne - nl;
-            const int k = lane + 32 * i;
-            const std::uint32_t e = move_bucket(win + k * kFine, ne ? column_fine(je, k) : nullptr,
-                                                nl ? column_fine(jl, k) : nullptr, clip, limit);
-            if (clip) ex[i] = e;
+            for (int i = 0; i < kLaneBuckets; ++i) c[i] += count_of(qe, i) - count_of(ql, i);
+            const std::uint16_t* ce =
+                tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(je), w)) * a.column_pitch;
+            const std::uint16_t* cl =
+                tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(jl), w)) * a.column_pitch;
+#pragma unroll
+            for (int t = 0; t < kRowsPerLane; ++t) {
+              if (rows[t] < 0) continue;
+              const int be = ce[rows[t]], bl = cl[rows[t]];
+              if (be == bl) continue;
+              if (!clip) {
+                add_count(win, be, +1);
+                add_count(win, bl, -1);
+              } else {  // the excess follows each counter's step over L
+                if (move_sample(win, be, +1) >= limit) atomicAdd(&excess_of[bucket_slot(be >> kFineLog2)], 1u);
+                if (move_sample(win, bl, -1) > limit) atomicSub(&excess_of[bucket_slot(bl >> kFineLog2)], 1u);
+              }
+            }
+            __syncwarp();
+            if (clip) {
+              const uint4* e4 = reinterpret_cast<const uint4*>(excess_of + lane * kLaneBuckets);
+              const uint4 lo = e4[0], hi = e4[1];
+              ex[0] = lo.x, ex[1] = lo.y, ex[2] = lo.z, ex[3] = lo.w;
+              ex[4] = hi.x, ex[5] = hi.y, ex[6] = hi.z, ex[7] = hi.w;
+            }
+          } else {
+#pragma unroll
+            for (int i = 0; i < kLaneBuckets; ++i) {
+              const std::uint32_t ne = count_of(qe, i), nl = count_of(ql, i);
+              if ((ne | nl) == 0) continue;
+              c[i] += ne - nl;
+              const int k = lane + 32 * i;
+              const std::uint32_t e = move_bucket(win + k * kFine, ne ? column_fine(je, k) : nullptr,
+                                                  nl ? column_fine(jl, k) : nullptr, clip, limit);
+              if (clip) ex[i] = e;
+            }
           }
         }
         const int v = ahe_bin(a, srow[xs + cur]);
@@ -624,7 +746,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         below = __reduce_add_sync(0xffffffffu, below);
         std::uint32_t cdf = below;
         if (clip) cdf = rules::clahe_cdf(below, __reduce_add_sync(0xffffffffu, excess), v, bins);
-        const int code = final_code(rules::ahe_code(cdf, a.n, a.max_code), a.limited, a.depth);
+        const int code = final_code(window_code(a, cdf), a.limited, a.depth);
         if (lane == cur) mine = code;
       }
       __syncwarp();
@@ -634,6 +756,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
     }
     __syncthreads();  // every warp is done with the columns
+    if constexpr (kPixels) continue;  // the next tile's counts overwrite these
     // Back to zero for the next tile: the rows counted taken out again, or for large windows
     // (2 (2r + 1) atomics per column cost more than bins / 8 vector stores) plain zeros.
     if (2 * (2 * r + 1) > bins / 8) {
@@ -883,31 +1006,50 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   a.bins = bins;
   a.bin_shift = rules::ahe_bin_shift(depth);
   a.max_code = rules::depth_max_code(depth);
+  a.code32 = static_cast<long long>(a.max_code) * a.n + a.n / 2 < (1LL << 32);
   // Window counters of 16 bits while n = w*w fits (w <= 255), else 32.
   const bool wide_counters = side * side > 65535;
+  // Windows of up to 512 rows move their fine bins by samples (see ahe_depth_kernel): 12-bit
+  // 1080p benchmark frames, H100, 2026-11-22, windows 127 / 255 / 511: 3.2 / 5.1 / 11.8 ms,
+  // against 7.2 / 11.5 / 18.2 ms with column fine histograms (which longer windows keep: their
+  // cost does not grow with the window).
+  int rows_per_lane = 0;
+  if (side <= 512)
+    for (rows_per_lane = 1; 32 * rows_per_lane < side;) rows_per_lane *= 2;
   const std::size_t smem = static_cast<std::size_t>(kAdWarps) *
-                           (static_cast<std::size_t>(bins) * (wide_counters ? 4 : 2) + kBuckets * sizeof(std::uint32_t));
-  void (*kernel)(AheDepthArgs) = wide_counters ? ahe_depth_kernel<std::uint32_t> : ahe_depth_kernel<std::uint16_t>;
+                           (static_cast<std::size_t>(bins) * (wide_counters ? 4 : 2) +
+                            (rows_per_lane ? 2 : 1) * kBuckets * sizeof(std::uint32_t));
+  void (*kernel)(AheDepthArgs) = nullptr;
+  switch (rows_per_lane) {
+    case 1: kernel = ahe_depth_kernel<std::uint16_t, 1>; break;
+    case 2: kernel = ahe_depth_kernel<std::uint16_t, 2>; break;
+    case 4: kernel = ahe_depth_kernel<std::uint16_t, 4>; break;
+    case 8: kernel = ahe_depth_kernel<std::uint16_t, 8>; break;
+    case 16: kernel = ahe_depth_kernel<std::uint32_t, 16>; break;
+    default: kernel = wide_counters ? ahe_depth_kernel<std::uint32_t, 0> : ahe_depth_kernel<std::uint16_t, 0>;
+  }
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
   int per_sm = 1;
   HAZEFREE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kAdThreads, smem));
   const int span = kAdTileWidth + 2 * r;
+  const std::size_t fine_per_column = rows_per_lane ? 0 : static_cast<std::size_t>(bins);
   // Column histograms of at most about 2 GiB in all.
-  const std::size_t per_block = static_cast<std::size_t>(span) * (bins + kBuckets) * sizeof(std::uint16_t);
+  const std::size_t per_block = static_cast<std::size_t>(span) * (fine_per_column + kBuckets) * sizeof(std::uint16_t);
   const int memory_cap = static_cast<int>(std::max<std::size_t>(1, (std::size_t{2} << 30) / per_block));
   const int slots = std::max(1, std::min(std::max(1, per_sm) * sm_count_, memory_cap));
   // The sliding is latency-bound, so the tiles are cut short enough to fill every resident slot
-  // (one wave), but no shorter than 16 rows or r / 4: each tile builds and clears its column
-  // histograms, 2 (2r + 1) updates per column, shared by its rows.
+  // (one wave), but no shorter than 16 rows, nor, where the columns keep fine histograms, r / 4:
+  // each tile builds and clears them, 2 (2r + 1) updates per column, shared by its rows. (Bucket
+  // counts alone are built in shared memory, and need no clearing.)
   a.tiles_x = div_up(w, kAdTileWidth);
   const long long rows_per_slot = (static_cast<long long>(h) * a.tiles_x * planes + slots - 1) / slots;
-  a.tile_rows = static_cast<int>(
-      std::min<long long>(128, std::max<long long>({16, r / 4, (rows_per_slot + 7) / 8 * 8})));
+  a.tile_rows = static_cast<int>(std::min<long long>(
+      128, std::max<long long>({16, rows_per_lane ? 0 : r / 4, (rows_per_slot + 7) / 8 * 8})));
   a.tiles_y = div_up(h, a.tile_rows);
   const int tiles = a.tiles_x * a.tiles_y * planes;
   const int grid = std::max(1, std::min(tiles, slots));
-  const std::size_t fine_count = static_cast<std::size_t>(grid) * span * bins;
+  const std::size_t fine_count = static_cast<std::size_t>(grid) * span * fine_per_column;
   const std::size_t coarse_count = static_cast<std::size_t>(grid) * span * kBuckets;
   // The kernel leaves the column histograms at zero; a fresh buffer is cleared once.
   if (fine_.size() < fine_count) {
@@ -920,6 +1062,16 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   }
   a.fine = fine_.get();
   a.coarse = coarse_.get();
+  if (rows_per_lane) {  // the planes' bins, column by column
+    a.column_pitch = (h + 63) / 64 * 64;
+    const std::size_t plane = static_cast<std::size_t>(a.column_pitch) * w;
+    columns_.reserve(plane * planes);
+    for (int p = 0; p < planes; ++p) a.columns[p] = columns_.get() + p * plane;
+    std::uint16_t* out = columns_.get();
+    transpose_bins_kernel<<<dim3(div_up(w, 32), div_up(h, 32), planes), dim3(32, 8), 0, stream>>>(
+        a, out, planes > 1 ? out + plane : out, planes > 2 ? out + 2 * plane : out);
+    HAZEFREE_CUDA_CHECK_LAUNCH("transpose_bins_kernel");
+  }
   kernel<<<grid, kAdThreads, smem, stream>>>(a);
   HAZEFREE_CUDA_CHECK_LAUNCH("ahe_depth_kernel");
 }
