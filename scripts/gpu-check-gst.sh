@@ -13,6 +13,11 @@
 #         cudadownload` on the clip's H.264 against `nvh264dec ! cudadownload ! hazefree` on the
 #         CUDA and CPU backends (a SKIP line says so when it does not);
 #      the element's log must say "CUDA memory, in place on the GPU" for a CUDA memory run to count;
+#   3c. high bit depth (SPEC 7): the clip at 10 bits, I420_10LE and P010_10LE, he and ahe, CUDA
+#      against CPU in system memory and (cudaupload) in CUDA memory, exact; when nvh265dec loads,
+#      a 10-bit HEVC file (DEPTH_CLIP, default depth-media/hazy-1080p10.mp4: see gpu-check.sh for
+#      how it is made; its raw stream CLIP.h265 beside it, see below; carry them) decoded to P010 in CUDA memory straight into the element, against
+#      cudadownload ! hazefree backend=cpu;
 #   4. the element's cost per 1080p frame against the CLI's processing time (scripts/bench-gst.sh,
 #      dcp and he): CUDA backend with system memory lanes=1 and lanes=2, CUDA memory, and the
 #      16 CPU cores;
@@ -24,14 +29,14 @@
 #   GPU_BACKEND=cpu   a dry run of this script where there is no GPU (both sides on the CPU; the
 #                     CUDA memory checks are skipped)
 #   BENCH_FRAMES=300 LATENCY_FRAMES=330   frames of the benchmark and of the latency runs
-#   PARTS="compare cuda-memory bench latency"   the parts after 1 to run (default: all; the whole
+#   PARTS="compare cuda-memory depth bench latency"   the parts after 1 to run (default: all; the whole
 #                     script takes about 6-8 minutes there: split it over two calls if needed)
 # Needs there: bash, awk, cmp, stat (nothing else: GStreamer and FFmpeg come in .device/gst).
 set -uo pipefail
 gpu=${GPU_BACKEND:-cuda}
 bench_frames=${BENCH_FRAMES:-300}
 latency_frames=${LATENCY_FRAMES:-330}
-parts=" ${PARTS:-compare cuda-memory bench latency} "
+parts=" ${PARTS:-compare cuda-memory depth bench latency} "
 want() { [[ $parts == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 gst=$root/.device/gst
@@ -215,6 +220,74 @@ elif [[ $nvdec == 1 ]] && "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-stre
 else
   say "SKIP NVDEC: nvh264dec does not load here (NVDEC's libnvcuvid.so.1 missing?) or the clip's H.264 could not be extracted"
   paths+=("CUDA memory from NVDEC (nvh264dec ! hazefree): did NOT run")
+fi
+
+# 3c. High bit depth: 10-bit frames in system memory, in CUDA memory and from NVDEC (P010).
+depth_clip=${DEPTH_CLIP:-$root/depth-media/hazy-1080p10.mp4}
+run_depth() {  # run_depth CAPS_FORMAT MODE BACKEND OUT [cuda-memory]: the 10-bit clip through the element
+  local format=$1 mode=$2 backend=$3 out=$4 nick up="" down=""
+  nick=$(echo "$format" | tr 'A-Z_' 'a-z-')
+  if [[ ${5:-} == cuda-memory ]]; then
+    up="cudaupload ! video/x-raw(memory:CUDAMemory) !"
+    down="video/x-raw(memory:CUDAMemory) ! cudadownload ! video/x-raw,format=$format !"
+  fi
+  GST_DEBUG=hazefree:4 GST_DEBUG_NO_COLOR=1 "$launch" -q filesrc location="$work/clip-$nick.yuv" ! \
+    rawvideoparse format="$nick" width=$width height=$height framerate=25/1 colorimetry=bt709 ! $up \
+    hazefree backend="$backend" mode="$mode" ! $down filesink location="$out" 2>"$work/depth-run.log"
+  local status=$?
+  cat "$work/depth-run.log"
+  [[ $status == 0 ]] || return 1
+  [[ ${5:-} != cuda-memory ]] || in_place "$work/depth-run.log"
+}
+compare_depth() {  # compare_depth CAPS_FORMAT MODE: CUDA (system memory, CUDA memory) against CPU
+  local format=$1 mode=$2 ok=0
+  run_depth "$format" "$mode" cpu "$work/depth-cpu.yuv" || return 1
+  run_depth "$format" "$mode" "$gpu" "$work/depth-cuda.yuv" || return 1
+  echo -n "system memory, $gpu vs CPU: "
+  differ "$work/depth-cuda.yuv" "$work/depth-cpu.yuv" 0 || ok=1
+  if [[ $cuda_memory == 1 ]]; then
+    run_depth "$format" "$mode" cuda "$work/depth-cuda-memory.yuv" cuda-memory || { echo "the CUDA memory run failed or did not run in place"; return 1; }
+    echo -n "CUDA memory vs CPU: "
+    differ "$work/depth-cuda-memory.yuv" "$work/depth-cpu.yuv" 0 || ok=1
+  fi
+  return $ok
+}
+nvdec10_compare() {  # MODE: nvh265dec's P010 in CUDA memory into the element, against the CPU backend
+  local mode=$1 decode="filesrc location=$work/clip10.h265 ! h265parse ! nvh265dec" ok=0
+  GST_DEBUG=hazefree:4 GST_DEBUG_NO_COLOR=1 "$launch" -q $decode ! hazefree backend=cuda mode="$mode" ! \
+    cudadownload ! video/x-raw,format=P010_10LE ! filesink location="$work/nvdec10-memory.yuv" 2>"$work/nvdec10.log" &&
+    in_place "$work/nvdec10.log" || { cat "$work/nvdec10.log"; echo "nvh265dec ! hazefree did not run in CUDA memory"; return 1; }
+  cat "$work/nvdec10.log"
+  "$launch" -q $decode ! cudadownload ! video/x-raw,format=P010_10LE ! hazefree backend=cpu mode="$mode" ! \
+    filesink location="$work/nvdec10-cpu.yuv" || return 1
+  echo "output $(stat -c %s "$work/nvdec10-memory.yuv") bytes ($(stat -c %s "$work/nvdec10-memory.yuv" | awk '{print $1 / (1920 * 1080 * 3)}') P010 1080p frames)"
+  echo -n "NVDEC P010 CUDA memory vs CPU backend: "
+  differ "$work/nvdec10-memory.yuv" "$work/nvdec10-cpu.yuv" 0 || ok=1
+  return $ok
+}
+if ! want depth; then
+  paths+=("high bit depth: not asked for (PARTS)")
+else
+  "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-street.mp4" -frames:v $frames -f rawvideo -pix_fmt yuv420p10le \
+    "$work/clip-i420-10le.yuv" && "$gst/bin/ffmpeg" -v error -i "$root/samples/hazy-street.mp4" -frames:v $frames \
+    -f rawvideo -pix_fmt p010le "$work/clip-p010-10le.yuv" || { say "FAIL making the 10-bit clip"; failed=1; }
+  for format in I420_10LE P010_10LE; do
+    for mode in he ahe; do
+      check "depth-$(echo "$format" | tr 'A-Z_' 'a-z-')-$mode" compare_depth $format $mode
+    done
+  done
+  paths+=("high bit depth, I420_10LE and P010_10LE: system memory ran$([[ $cuda_memory == 1 ]] && echo ', CUDA memory (cudaupload) ran' || echo ', CUDA memory did NOT run')")
+  # The static ffmpeg has no raw HEVC muxer: the stream comes ready beside the clip when it is
+  # made here (ffmpeg -i CLIP.mp4 -an -c:v copy -bsf:v hevc_mp4toannexb -f hevc CLIP.h265).
+  if [[ $cuda_memory == 1 ]] && has_element nvh265dec && has_element h265parse && [[ -f ${depth_clip%.*}.h265 ]] &&
+     cp "${depth_clip%.*}.h265" "$work/clip10.h265"; then
+    check nvdec10-he-cuda-memory nvdec10_compare he
+    check nvdec10-ahe-cuda-memory nvdec10_compare ahe
+    paths+=("10-bit HEVC from NVDEC (h265parse ! nvh265dec ! hazefree, P010 in CUDA memory): ran, see nvdec10-*.log")
+  else
+    say "SKIP NVDEC at 10 bits: nvh265dec does not load here, or no 10-bit stream (${depth_clip%.*}.h265)"
+    paths+=("10-bit HEVC from NVDEC (nvh265dec ! hazefree): did NOT run")
+  fi
 fi
 
 # 4. The element's cost over the CLI's per 1080p frame.
