@@ -87,6 +87,8 @@ fi
 #   mkdir -p depth-media && ffmpeg -y -stream_loop 1 -i samples/hazy-street.mp4 \
 #     -vf scale=1920:1080,format=yuv420p10le -frames:v 30 -t 1.2 -c:v libx265 -preset ultrafast \
 #     -crf 20 -c:a copy depth-media/hazy-1080p10.mp4
+#   # its raw stream, for gpu-check-gst.sh's nvh265dec check (the static FFmpeg cannot write it):
+#   ffmpeg -y -i depth-media/hazy-1080p10.mp4 -an -c:v copy -bsf:v hevc_mp4toannexb -f hevc depth-media/hazy-1080p10.h265
 if [[ $what == depth && -x .device/hazefree ]]; then
   HF=.device/hazefree FP=.device/ffprobe FF=.device/ffmpeg
   clip=${DEPTH_CLIP:-depth-media/hazy-1080p10.mp4}
