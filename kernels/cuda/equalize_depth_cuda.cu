@@ -648,9 +648,15 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       if (!active) continue;
       __syncwarp();
       std::uint32_t c[kLaneBuckets], ex[kLaneBuckets];
+      // With 16-bit window counters the moving samples' path keeps the bucket counts two to a
+      // word, moved by the columns' packed counts as they load (every true count fits 16 bits,
+      // so the packed sums are exact).
+      constexpr bool kPacked = kPixels && sizeof(Count) == 2;
+      std::uint32_t packed[kLaneBuckets / 2];
 #pragma unroll
       for (int i = 0; i < kLaneBuckets; ++i) {
         c[i] = stage[lane * kLaneBuckets + i];
+        if (kPacked && (i & 1)) packed[i / 2] = c[i - 1] | (c[i] << 16);
         // A bucket holding at most L samples has no bin above L.
         ex[i] = clip && c[i] > limit ? bucket_excess(win + (lane + 32 * i) * kFine, limit) : 0u;
         if (kPixels) excess_of[lane * kLaneBuckets + i] = ex[i];
@@ -681,6 +687,23 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         next_e = column_buckets(entering(cur + step));
         next_l = column_buckets(leaving(cur + step));
       }
+      // kPixels: the bins entering and leaving at the next step, loaded a step ahead.
+      int next_enter[kPixels ? kRowsPerLane : 1] = {}, next_leave[kPixels ? kRowsPerLane : 1] = {};
+      auto load_samples = [&](int at) {
+        if constexpr (kPixels) {
+          const std::uint16_t* ce =
+              tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(entering(at)), w)) * a.column_pitch;
+          const std::uint16_t* cl =
+              tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(leaving(at)), w)) * a.column_pitch;
+#pragma unroll
+          for (int t = 0; t < kRowsPerLane; ++t)
+            if (rows[t] >= 0) {
+              next_enter[t] = ce[rows[t]];
+              next_leave[t] = cl[rows[t]];
+            }
+        }
+      };
+      if (count > 1) load_samples(cur + step);
       int mine = 0;
       for (int done = 0; done < count; ++done) {
         if (done > 0) {  // the window one column on
@@ -693,15 +716,26 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
           }
           if constexpr (kPixels) {
 #pragma unroll
-            for (int i = 0; i < kLaneBuckets; ++i) c[i] += count_of(qe, i) - count_of(ql, i);
-            const std::uint16_t* ce =
-                tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(je), w)) * a.column_pitch;
-            const std::uint16_t* cl =
-                tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(jl), w)) * a.column_pitch;
+            for (int i = 0; i < kLaneBuckets; ++i) {
+              if (!kPacked) c[i] += count_of(qe, i) - count_of(ql, i);
+            }
+            if (kPacked) {
+              packed[0] += qe.x - ql.x;
+              packed[1] += qe.y - ql.y;
+              packed[2] += qe.z - ql.z;
+              packed[3] += qe.w - ql.w;
+            }
+            int enter_bins[kPixels ? kRowsPerLane : 1], leave_bins[kPixels ? kRowsPerLane : 1];
+#pragma unroll
+            for (int t = 0; t < kRowsPerLane; ++t) {
+              enter_bins[t] = next_enter[t];
+              leave_bins[t] = next_leave[t];
+            }
+            if (done + 1 < count) load_samples(cur + step);
 #pragma unroll
             for (int t = 0; t < kRowsPerLane; ++t) {
               if (rows[t] < 0) continue;
-              const int be = ce[rows[t]], bl = cl[rows[t]];
+              const int be = enter_bins[t], bl = leave_bins[t];
               if (be == bl) continue;
               if (!clip) {
                 add_count(win, be, +1);
@@ -736,6 +770,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         std::uint32_t below = 0, excess = 0;
 #pragma unroll
         for (int i = 0; i < kLaneBuckets; ++i) {
+          if (kPacked) c[i] = (packed[i / 2] >> (16 * (i & 1))) & 0xffffu;
           if (lane + 32 * i < kv) below += c[i] - ex[i];
           excess += ex[i];
         }
