@@ -522,11 +522,13 @@ __device__ __forceinline__ std::uint32_t bucket_excess(const Count* win, std::ui
 // whose values spread over up to 32 neighbouring buckets costs each lane at most one bucket.
 // The cdf at the centre value: the buckets below its own, plus its own bucket's fine bins up to
 // it, in one warp sum.
-// kRowsPerLane > 0 (windows of at most 32 kRowsPerLane rows): no column fine histograms; the
-// fine bins of the window move by its 2r + 1 entering and 2r + 1 leaving samples themselves,
-// lane l taking rows l, l + 32, ... (cheaper than the buckets of two columns while the window is
-// short, and the tile's columns keep only their 512-byte bucket counts, which stay in L2). Each
-// bucket's CLAHE excess then lives in shared memory, kept by the samples' updates.
+// kRowsPerLane > 0 (windows of at most 32 kRowsPerLane rows, used up to 511): no column fine
+// histograms; the fine bins of the window move by its 2r + 1 entering and 2r + 1 leaving samples
+// themselves, lane l taking rows l, l + 32, ..., read from the column-major bins `a.columns` (one
+// coalesced read per 32 rows) a step before they are counted. On noisy content this beats the
+// buckets of two columns at every window to 511, and the tile's columns then keep only their
+// 512-byte bucket counts, which stay in L2. Each bucket's CLAHE excess lives in shared memory,
+// kept by the samples' updates.
 template <typename Count, int kRowsPerLane>
 __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   constexpr bool kPixels = kRowsPerLane > 0;
