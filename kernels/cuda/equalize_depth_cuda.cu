@@ -402,8 +402,7 @@ __device__ __forceinline__ std::uint32_t move_sample(std::uint32_t* counts, int 
 }
 
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
-// the tile (`fine` null: the bucket counts only), one thread per column, eight samples loaded
-// before their eight updates.
+// the tile, one thread per column, eight samples loaded before their eight updates.
 __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, int x0, int ncols,
                               int y, int sign, std::uint16_t* fine, std::uint16_t* coarse) {
   const int r = a.radius;
@@ -420,7 +419,7 @@ __device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, i
 #pragma unroll
       for (int u = 0; u < 8; ++u)
         if (b[u] >= 0) {
-          if (fine) add_count(fine, f + b[u], sign);
+          add_count(fine, f + b[u], sign);
           add_count(coarse, q + bucket_slot(b[u] >> kFineLog2), sign);
         }
     }
