@@ -103,7 +103,8 @@ class HeDepthCuda {
 // goes right along a row and left along the next. Each lane keeps eight buckets' counts in
 // registers, moved by the tile's column bucket counts as the 8-bit kernel moves its bins; the
 // window's fine bins (shared memory) move by the 2r + 1 entering and leaving samples (windows to
-// 511, read from a column-major copy of the plane's bins), or for longer windows by the fine
+// 511, read from a column-major copy of the plane's bins; under CLAHE the samples also keep each
+// bucket's clipped count, and the columns keep nothing), or for longer windows by the fine
 // histograms of the two columns, bucket by bucket where they have samples. Tiles are cut to fill
 // the resident blocks in one wave.
 class AheDepthCuda {
