@@ -369,6 +369,13 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     av_opt_set_double(encoder->priv_data, "crf", options.crf, 0);
     av_opt_set(encoder->priv_data, "preset", options.preset.c_str(), 0);
     if (options.low_latency) av_opt_set(encoder->priv_data, "tune", "zerolatency", 0);
+    // libx265 prints its own log (libx264's goes through FFmpeg's): the same level as FFmpeg's,
+    // so that -q leaves the terminal quiet (an x265-params of the user's replaces this one).
+    if (std::strcmp(codec->name, "libx265") == 0) {
+      const int level = av_log_get_level();
+      const char* x265_level = level <= AV_LOG_ERROR ? "error" : (level <= AV_LOG_WARNING ? "warning" : "info");
+      av_opt_set(encoder->priv_data, "x265-params", (std::string("log-level=") + x265_level).c_str(), 0);
+    }
   }
   if (muxer->oformat->flags & AVFMT_GLOBALHEADER) encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 
