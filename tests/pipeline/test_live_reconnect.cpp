@@ -429,7 +429,7 @@ TEST_CASE("live: without --live a frozen source ends the run within its timeout,
   wait_for_output(run);
   const auto frozen_at = Clock::now();
   server->freeze();
-  const std::optional<int> status = run.process->wait_exit(10);
+  const std::optional<int> status = run.process->wait_exit(40);
   const double took = std::chrono::duration<double>(Clock::now() - frozen_at).count();
   server->kill_now();
   const std::string err = run.err();
@@ -438,8 +438,9 @@ TEST_CASE("live: without --live a frozen source ends the run within its timeout,
   CHECK(*status == 1);
   CHECK(took >= 0.9);
   // The 1 s counts from the reader's last wait for input: frames already received are processed
-  // and encoded first, which under ThreadSanitizer takes seconds (6 s seen). A hang would not end.
-  CHECK(took < 9.0);
+  // and encoded first, which under ThreadSanitizer, next to another test on two cores, took from
+  // 6 s to over 10 s. A hang would not end at all: the bound only has to be finite.
+  CHECK(took < 35.0);
   // FFmpeg's own diagnostics may come first; the command's is one line, the last.
   CHECK(count(err, "hazefree:") == 1);
   CHECK(err.size() >= 2);
