@@ -352,6 +352,10 @@ struct AheDepthArgs {
   int column_pitch;
 };
 
+__device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
+  return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
+}
+
 // bins[x * pitch + y] = the bin of src[y][x], through 32 x 32 tiles in shared memory (reads and
 // writes coalesced). Block (32, 8), grid (tiles across, tiles down, planes).
 __global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std::uint16_t* bins1,
@@ -364,18 +368,13 @@ __global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std:
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
     const int x = bx + threadIdx.x, y = by + k;
     if (x < a.width && y < a.height)
-      tile[k][threadIdx.x] = static_cast<std::uint16_t>(
-          ((src[static_cast<std::ptrdiff_t>(y) * a.src_stride + x] >> a.src_shift) & a.max_code) >> a.bin_shift);
+      tile[k][threadIdx.x] = static_cast<std::uint16_t>(ahe_bin(a, src[static_cast<std::ptrdiff_t>(y) * a.src_stride + x]));
   }
   __syncthreads();
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
     const int x = bx + k, y = by + threadIdx.x;
     if (x < a.width && y < a.height) out[static_cast<std::ptrdiff_t>(x) * a.column_pitch + y] = tile[threadIdx.x][k];
   }
-}
-
-__device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
-  return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
 }
 
 // counts[index] += sign (+1 or -1) on a 16-bit counter, as a 32-bit atomic on the word holding
