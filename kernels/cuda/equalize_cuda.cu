@@ -3,8 +3,6 @@
 // conversion). All arithmetic is integer, or the explicit fmaf of the he_temporal rule.
 #include "kernels/cuda/equalize_cuda.hpp"
 
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +10,8 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
+#include "kernels/cuda/group_walk.cuh"
+#include "kernels/cuda/he_lut_block.cuh"
 #include "kernels/cuda/last_block.cuh"
 #include "kernels/equalize_rules.hpp"
 
@@ -155,66 +155,8 @@ constexpr int kHeGlobalCopies = 16;
 constexpr int kHeUnroll = 2;
 
 
-struct MinOp {
-  __device__ __forceinline__ int operator()(int a, int b) const { return a < b ? a : b; }
-};
-
 __device__ __forceinline__ int output_code(int e, bool limited) {
   return limited ? rules::limited_range_code(e) : e;
-}
-
-// LUT of one integer histogram with the he_lut rule, in parallel: the sums above i0 are exact
-// integer scans, each entry is the shared he_code() of its sum (bit-exact with the sequential
-// rule). Thread t owns bins [t * kItems, (t + 1) * kItems).
-template <int kItems, typename Code>
-__device__ void build_lut_parallel(const std::uint32_t* hist, int max_code, bool limited, Code* lut) {
-  using Scan = cub::BlockScan<std::uint32_t, kHeThreads>;
-  using ReduceU = cub::BlockReduce<std::uint32_t, kHeThreads>;
-  using ReduceI = cub::BlockReduce<int, kHeThreads>;
-  __shared__ union {
-    typename Scan::TempStorage scan;
-    typename ReduceU::TempStorage reduce_u;
-    typename ReduceI::TempStorage reduce_i;
-  } s_temp;
-  __shared__ std::uint32_t s_total, s_first_count, s_cum_first;
-  __shared__ int s_first;
-  constexpr int kBinsHere = kItems * kHeThreads;
-  std::uint32_t h[kItems];
-  int first = kBinsHere;
-  std::uint32_t local = 0;
-  for (int i = 0; i < kItems; ++i) {
-    h[i] = hist[threadIdx.x * kItems + i];
-    local += h[i];
-    if (h[i] != 0 && first == kBinsHere) first = threadIdx.x * kItems + i;
-  }
-  const std::uint32_t total = ReduceU(s_temp.reduce_u).Sum(local);
-  __syncthreads();
-  const int i0 = ReduceI(s_temp.reduce_i).Reduce(first, MinOp());
-  if (threadIdx.x == 0) {
-    s_total = total;
-    s_first = i0;
-  }
-  __syncthreads();
-  std::uint32_t cum[kItems];
-  Scan(s_temp.scan).InclusiveSum(h, cum);
-  const int f = s_first;
-#pragma unroll
-  for (int i = 0; i < kItems; ++i)
-    if (threadIdx.x * kItems + i == f) {
-      s_first_count = h[i];
-      s_cum_first = cum[i];
-    }
-  __syncthreads();
-  const bool identity = f == kBinsHere || s_first_count == s_total;
-  const float scale = identity ? 0.f : rules::he_scale(max_code, s_total, s_first_count);
-  for (int i = 0; i < kItems; ++i) {
-    const int v = threadIdx.x * kItems + i;
-    int code;
-    if (identity) code = v;
-    else if (v <= f) code = 0;
-    else code = rules::he_code(cum[i] - s_cum_first, scale, max_code);
-    lut[v] = static_cast<Code>(kItems == 1 ? output_code(code, limited) : code);
-  }
 }
 
 // Sixteen samples of a row at p (the first n valid, 0 < n <= 16) as four little-endian words:
@@ -244,8 +186,8 @@ __device__ __forceinline__ void count_group16(std::uint32_t* lane_hist, const ui
   }
 }
 
-// 8-bit histograms: block (x, c) counts part of channel c's rectangle, 16-pixel groups in a
-// grid-stride walk kept as (row, group) so that no division runs per group. The last block to
+// 8-bit histograms: block (x, c) counts part of channel c's rectangle, 16-pixel groups dealt out
+// over the grid (GroupWalk). The last block to
 // finish sees every count and builds the LUTs.
 __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   __shared__ __align__(16) std::uint32_t s_hist[256 * kHeLaneCopies];  // [bin][lane]
@@ -256,27 +198,15 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   // A select, not an index: an indexed parameter array would be copied to local memory.
   const std::uint8_t* src = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + a.x0;
   std::uint32_t* lane_hist = s_hist + threadIdx.x % 32;
-  const int rw = a.x1 - a.x0, groups_per_row = div_up(rw, 16), rows = a.y1 - a.y0;
-  const int step = gridDim.x * kHeThreads;
-  const int step_rows = step / groups_per_row, step_groups = step % groups_per_row;
-  const int first = blockIdx.x * kHeThreads + threadIdx.x;
-  int y = first / groups_per_row, gx = first % groups_per_row;
-  while (y < rows) {
+  const int rw = a.x1 - a.x0;
+  GroupWalk walk(a.y1 - a.y0, div_up(rw, 16));
+  while (walk.more()) {
     // kHeUnroll groups loaded before any is counted: several loads in flight per thread.
     uint4 q[kHeUnroll];
     int n[kHeUnroll];
-#pragma unroll
-    for (int u = 0; u < kHeUnroll; ++u) {
-      n[u] = y < rows ? min(16, rw - 16 * gx) : 0;
-      q[u] = n[u] > 0 ? load_group16(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + 16 * gx, n[u])
-                      : make_uint4(0, 0, 0, 0);
-      gx += step_groups;
-      y += step_rows;
-      if (gx >= groups_per_row) {
-        gx -= groups_per_row;
-        ++y;
-      }
-    }
+    walk.load_next<kHeUnroll, 16>(rw, [&](int y, int x, int count) {
+      return load_group16(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, count);
+    }, q, n);
 #pragma unroll
     for (int u = 0; u < kHeUnroll; ++u) count_group16(lane_hist, q[u], n[u]);
   }
@@ -320,7 +250,9 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
       __syncthreads();
       lut[threadIdx.x] = static_cast<std::uint8_t>(output_code(code, a.limited));
     } else {
-      build_lut_parallel<1>(h, rules::kMaxCode, a.limited, lut);
+      build_he_lut_block<kHeThreads, 1>(
+          256, rules::kMaxCode, [&](int i) { return h[i]; },
+          [&](int v, int code) { lut[v] = static_cast<std::uint8_t>(output_code(code, a.limited)); });
     }
     __syncthreads();
   }
@@ -376,7 +308,9 @@ __global__ void __launch_bounds__(kHeThreads) he_bits_histogram_kernel(HeArgs a)
       a.history->has_bits = 1;
     }
   } else {
-    build_lut_parallel<16>(h, rules::kBitsMaxCode, false, a.lut12);
+    build_he_lut_block<kHeThreads, 16>(
+        4096, rules::kBitsMaxCode, [&](int i) { return h[i]; },
+        [&](int v, int code) { a.lut12[v] = static_cast<std::uint16_t>(code); });
   }
   if (threadIdx.x == 0) *a.ticket = 0;
 }
