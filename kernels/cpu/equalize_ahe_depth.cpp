@@ -1,15 +1,31 @@
-// Sliding-window AHE / CLAHE at depth 9..16 on the CPU (SPEC 7). The 8-bit scheme (column
-// histograms moved down a row with two updates per column, the window histogram moved right by
-// the entering column minus the leaving one) over B = 2^min(d, 12) bins would cost O(B) per
-// pixel, 16 times the 8-bit work at 4096 bins. A two-level histogram keeps it near the 8-bit
-// cost: the bins are grouped in buckets of 64, and every column also counts its pixels per
-// bucket. Moving right, a bucket's 64 fine bins are updated only when the entering or the leaving
-// column has pixels in it (a column of a natural image spans few buckets); the cdf at the centre
-// value is a sum over the buckets below its own plus the fine bins of its own bucket, O(sqrt(B)).
-// CLAHE keeps each bucket's excess (sum of max(h - L, 0) over its bins), recomputed when the
-// bucket changes, so the clipped cdf and the total excess cost the same. Buckets outside the
-// value range of the window rows are never visited. OpenMP over horizontal strips, each with its
-// own column histograms: every thread count gives the same bits.
+// Sliding-window AHE / CLAHE at depth 9..16 on the CPU (SPEC 7): B = 2^min(d, 12) bins. The 8-bit
+// scheme (column histograms moved down a row with two updates per column, the window histogram
+// moved right by the entering column minus the leaving one) over B bins would cost O(B) per pixel,
+// 16 times the 8-bit work at 4096 bins. Two-level histograms keep it nearer the 8-bit cost;
+// buckets outside the value range of the window rows are never visited.
+//
+// AHE (no clip): the bins in buckets of 16 (one AVX2 vector of 16-bit counters). Every column
+// counts its pixels per bucket, and the window's bucket counts move right exactly as the 8-bit
+// bins do (vectorised over the buckets of the window rows), giving the cdf up to the centre's
+// bucket. The window's 16 bins of a bucket are needed only where the centre falls in it, so they
+// are brought up to date lazily there (Perreault & Hebert, "Median filtering in constant time"):
+// from the columns entered and left since the bucket was last the centre's in this row, or summed
+// afresh over the 2r+1 columns when that reads fewer vectors. The column bins are laid out bucket
+// by bucket (a bucket's vectors of neighbouring columns are neighbours in memory) and also summed
+// per block of 8 columns and, for windows of 128 columns or more, per superblock of 64, so that a
+// run of columns reads few vectors whatever its length.
+//
+// CLAHE: the total excess is needed at every pixel, so every bin of the window must stay up to
+// date. The bins are in buckets of 64, and every column also counts its pixels per bucket. Moving
+// right, a bucket's 64 bins are updated only where the entering or the leaving column has pixels
+// in it, and each bucket keeps its excess (sum of max(h - L, 0) over its bins), recomputed when it
+// changes; the clipped cdf is a sum over the buckets below the centre's plus its own bins. (Buckets
+// of 16 updated through per-column occupancy masks, with clipped sums kept per group of buckets,
+// measured about as fast up to window 63 and slower beyond, 3x at 511: the columns of tall windows
+// span many more buckets of 16.)
+//
+// OpenMP over horizontal strips, each with its own column histograms: every thread count gives
+// the same bits.
 #include "kernels/cpu/equalize_ahe_depth.hpp"
 
 #include <omp.h>
@@ -17,6 +33,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/equalize_rules.hpp"
 
@@ -25,32 +42,391 @@ namespace rules = equalize_rules;
 
 namespace {
 
+constexpr int kLanesLog2 = 4;
+constexpr int kLanes = 1 << kLanesLog2;  // AHE: bins per bucket, one vector
 constexpr int kBucketLog2 = 6;
-constexpr int kBucket = 1 << kBucketLog2;  // fine bins per bucket
+constexpr int kBucket = 1 << kBucketLog2;  // CLAHE: bins per bucket
+constexpr int kAlignBytes = 64;            // of the arrays read as whole vectors
+// AHE: columns per block, 8 while a block's counts fit 16 bits (fewer for windows over 8191), and
+// per superblock, 64, for windows of 128..1023 columns.
+constexpr int kMaxBlockLog2 = 3;
+constexpr int kSuperLog2 = 6;
+constexpr int block_count_of(int width, int block_log2) { return ((width - 1) >> block_log2) + 1; }
 
+// The strip bodies are compiled twice on x86-64, for the baseline and for AVX2, and the AVX2 copy
+// is picked at run time. Everything they call that takes or returns a vector, lambdas included,
+// is forced inline: a vector crossing a call between the two instruction sets would not be passed
+// alike on both sides.
 #if defined(__GNUC__) && defined(__x86_64__)
 #define HAZEFREE_AHE_DEPTH_INLINE inline __attribute__((always_inline))
+#define HAZEFREE_AHE_DEPTH_LAMBDA_INLINE __attribute__((always_inline))
 #define HAZEFREE_AHE_DEPTH_AVX2 1
 #else
 #define HAZEFREE_AHE_DEPTH_INLINE inline
+#define HAZEFREE_AHE_DEPTH_LAMBDA_INLINE
 #define HAZEFREE_AHE_DEPTH_AVX2 0
 #endif
 
-// Output tables up to this many window pixels; larger windows divide per pixel.
-constexpr std::int64_t kMaxTableWindow = std::int64_t{1} << 20;
+// Output tables up to this many window pixels (32 KiB); larger windows divide per pixel, which
+// measured faster than a table that misses the cache (AHE, windows 255 and 511).
+constexpr std::int64_t kMaxTableWindow = 16384;
+
+// The 16 counters of one bucket as one value: a GCC (12 on) or Clang vector (one AVX2 register of
+// 16-bit lanes), or a plain array elsewhere. Arithmetic wraps in the counter type.
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#if !defined(__clang__)
+// Nothing here passes a vector across a call (see HAZEFREE_AHE_DEPTH_INLINE), so GCC's note on
+// the vector ABI without AVX does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef std::uint16_t ColumnLanes __attribute__((vector_size(kLanes * sizeof(std::uint16_t))));
+// 32-bit counters as two vectors of 8 (one AVX2 register each; GCC splits wider generic vectors
+// through memory).
+typedef std::uint32_t HalfLanes32 __attribute__((vector_size(kLanes / 2 * sizeof(std::uint32_t))));
+struct Lanes32 {
+  HalfLanes32 low, high;
+  friend Lanes32 operator+(const Lanes32& a, const Lanes32& b) { return {a.low + b.low, a.high + b.high}; }
+  friend Lanes32 operator-(const Lanes32& a, const Lanes32& b) { return {a.low - b.low, a.high - b.high}; }
+  Lanes32& operator+=(const Lanes32& b) { return *this = *this + b; }
+};
+template <typename Count> struct LaneVector;
+template <> struct LaneVector<std::uint16_t> { using type = ColumnLanes; };
+template <> struct LaneVector<std::uint32_t> { using type = Lanes32; };
+template <typename Count> using Lanes = typename LaneVector<Count>::type;
+
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Lanes<Count> widen(const ColumnLanes& v) {
+  if constexpr (std::is_same_v<Count, std::uint16_t>) {
+    return v;
+  } else {
+    return {__builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), HalfLanes32),
+            __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), HalfLanes32)};
+  }
+}
+// v with the lanes from `count` on zeroed.
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Lanes<Count> lanes_below(const Lanes<Count>& v, int count) {
+  if constexpr (std::is_same_v<Count, std::uint16_t>) {
+    const ColumnLanes index = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    return v & (ColumnLanes)(index < static_cast<Count>(count));
+  } else {
+    const HalfLanes32 index = {0, 1, 2, 3, 4, 5, 6, 7};
+    const Count n = static_cast<Count>(count);
+    return {v.low & (HalfLanes32)(index < n), v.high & (HalfLanes32)(index + 8 < n)};
+  }
+}
+// The sum of the lanes, halving the vector (4 adds rather than 15).
+typedef std::uint16_t Lanes16x8 __attribute__((vector_size(8 * sizeof(std::uint16_t))));
+typedef std::uint16_t Lanes16x4 __attribute__((vector_size(4 * sizeof(std::uint16_t))));
+typedef std::uint32_t Lanes32x4 __attribute__((vector_size(4 * sizeof(std::uint32_t))));
+typedef std::uint32_t Lanes32x2 __attribute__((vector_size(2 * sizeof(std::uint32_t))));
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Count lanes_sum(const Lanes<Count>& v) {
+  if constexpr (std::is_same_v<Count, std::uint16_t>) {
+    const Lanes16x8 v8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                         __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const Lanes16x4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+    return static_cast<Count>(v4[0] + v4[1] + v4[2] + v4[3]);
+  } else {
+    const HalfLanes32 v8 = v.low + v.high;
+    const Lanes32x4 v4 = __builtin_shufflevector(v8, v8, 0, 1, 2, 3) + __builtin_shufflevector(v8, v8, 4, 5, 6, 7);
+    const Lanes32x2 v2 = __builtin_shufflevector(v4, v4, 0, 1) + __builtin_shufflevector(v4, v4, 2, 3);
+    return v2[0] + v2[1];
+  }
+}
+#else
+template <typename Count> struct Lanes {
+  Count lane[kLanes];
+  friend Lanes operator+(Lanes a, Lanes b) {
+    for (int i = 0; i < kLanes; ++i) a.lane[i] = static_cast<Count>(a.lane[i] + b.lane[i]);
+    return a;
+  }
+  friend Lanes operator-(Lanes a, Lanes b) {
+    for (int i = 0; i < kLanes; ++i) a.lane[i] = static_cast<Count>(a.lane[i] - b.lane[i]);
+    return a;
+  }
+  Lanes& operator+=(Lanes b) { return *this = *this + b; }
+};
+using ColumnLanes = Lanes<std::uint16_t>;
+
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Lanes<Count> widen(const ColumnLanes& v) {
+  Lanes<Count> w;
+  for (int i = 0; i < kLanes; ++i) w.lane[i] = v.lane[i];
+  return w;
+}
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Lanes<Count> lanes_below(Lanes<Count> v, int count) {
+  for (int i = count; i < kLanes; ++i) v.lane[i] = 0;
+  return v;
+}
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Count lanes_sum(Lanes<Count> v) {
+  Count sum = 0;
+  for (int i = 0; i < kLanes; ++i) sum = static_cast<Count>(sum + v.lane[i]);
+  return sum;
+}
+#endif
+
+template <typename Vector, typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Vector load_lanes(const Count* p) {
+  Vector v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename Vector, typename Count>
+HAZEFREE_AHE_DEPTH_INLINE void store_lanes(Count* p, const Vector& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// The first 64-byte boundary in a vector's storage.
+template <typename T>
+T* aligned_data(std::vector<T>& v) {
+  const auto address = reinterpret_cast<std::uintptr_t>(v.data());
+  return reinterpret_cast<T*>((address + kAlignBytes - 1) & ~std::uintptr_t{kAlignBytes - 1});
+}
+// Room for n elements after that boundary, zero.
+template <typename T>
+void assign_aligned(std::vector<T>& v, std::size_t n) {
+  v.assign(n + kAlignBytes / sizeof(T), T{0});
+}
 
 struct Geometry {
   int width, height, radius;
   std::int64_t n;
   int limit;         // CLAHE clip limit, 0 = plain AHE
-  int bins, buckets;
+  int bins, buckets;  // buckets of 16 bins (AHE) or 64 (CLAHE)
   int bin_shift;     // sample value -> bin
+  int block_log2;    // AHE: log2 of the columns per block
+  int super_log2;    // AHE: log2 of the columns per superblock, 0 = none
   int max_code;
   const std::uint16_t* out_table;  // cdf -> final code, or nullptr
   const std::uint16_t* codes;      // equalized code -> final code
   const std::uint8_t* row_lo;      // lowest and highest bucket of each source row
   const std::uint8_t* row_hi;
 };
+
+// A sample's bin; the mask keeps stray bits above the depth out of the histograms.
+HAZEFREE_AHE_DEPTH_INLINE int sample_bin(std::uint16_t sample, int value_shift, int max_code, int bin_shift) {
+  return ((sample >> value_shift) & max_code) >> bin_shift;
+}
+
+HAZEFREE_AHE_DEPTH_INLINE std::uint16_t final_code(const Geometry& g, std::uint32_t cdf, int out_shift) {
+  const int code = g.out_table ? g.out_table[cdf] : g.codes[rules::ahe_code(cdf, g.n, g.max_code)];
+  return static_cast<std::uint16_t>(code << out_shift);
+}
+
+// Lowest and highest bucket of the window rows of row y (reflection stays inside [y - r, y + r]);
+// no column histogram has counts outside them, so the window never does either.
+HAZEFREE_AHE_DEPTH_INLINE void bucket_range(const Geometry& g, int y, int& lo, int& hi) {
+  lo = g.buckets - 1;
+  hi = 0;
+  for (int k = std::max(0, y - g.radius); k <= std::min(g.height - 1, y + g.radius); ++k) {
+    lo = std::min<int>(lo, g.row_lo[k]);
+    hi = std::max<int>(hi, g.row_hi[k]);
+  }
+}
+
+// ---- AHE ---------------------------------------------------------------------------------------
+
+// The AHE window's counters: 16 bits while n = w*w fits (w <= 255), else 32.
+template <typename Count> struct AheWindow;
+template <> struct AheWindow<std::uint16_t> {
+  static std::uint16_t* bins(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_bins16); }
+  static std::uint16_t* counts(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_buckets16); }
+};
+template <> struct AheWindow<std::uint32_t> {
+  static std::uint32_t* bins(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_bins32); }
+  static std::uint32_t* counts(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_buckets32); }
+};
+
+// The AHE column histograms of one strip: per image column, over the 2r+1 window rows, the count
+// of every bin (line (x, k): the 16 bins of bucket k, at (k * width + x) * 16), the same summed
+// per block of columns, and the count per bucket. Each strip leaves them all zero for the next.
+struct AheColumns {
+  int width, height, radius, buckets;
+  int value_shift, bin_shift, max_code, block_log2;
+  const std::uint16_t* src;
+  std::size_t src_stride;
+  std::uint16_t* bins;
+  std::uint16_t* blocks;  // line (x >> block_log2, k) at (k * block_count + (x >> block_log2)) * 16
+  std::uint16_t* supers;  // the same per superblock
+  std::uint16_t* counts;  // column x at x * buckets
+  int block_count, super_log2, super_count;
+
+  AheColumns(WideIn in, const Geometry& g, AheDepthEqualizer::AheScratch& s)
+      : width(g.width), height(g.height), radius(g.radius), buckets(g.buckets), value_shift(in.shift),
+        bin_shift(g.bin_shift), max_code(g.max_code), block_log2(g.block_log2), src(in.data),
+        src_stride(static_cast<std::size_t>(in.stride)), bins(aligned_data(s.column_bins)),
+        blocks(aligned_data(s.block_bins)), supers(aligned_data(s.super_bins)),
+        counts(aligned_data(s.column_buckets)), block_count(block_count_of(g.width, g.block_log2)),
+        super_log2(g.super_log2), super_count(g.super_log2 ? block_count_of(g.width, g.super_log2) : 0) {}
+
+  HAZEFREE_AHE_DEPTH_INLINE int bin_of(std::uint16_t sample) const {
+    return sample_bin(sample, value_shift, max_code, bin_shift);
+  }
+  HAZEFREE_AHE_DEPTH_INLINE const std::uint16_t* row(int y) const {
+    return src + static_cast<std::size_t>(rules::reflect101(y, height)) * src_stride;
+  }
+  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* line(int x, int k) const {
+    return bins + (static_cast<std::size_t>(k) * width + x) * kLanes;
+  }
+  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* block_line(int block, int k) const {
+    return blocks + (static_cast<std::size_t>(k) * block_count + block) * kLanes;
+  }
+  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* super_line(int super, int k) const {
+    return supers + (static_cast<std::size_t>(k) * super_count + super) * kLanes;
+  }
+  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* column_counts(int x) const {
+    return counts + static_cast<std::size_t>(x) * buckets;
+  }
+
+  // One sample of bin b in column x more (step 1) or less (step -1).
+  HAZEFREE_AHE_DEPTH_INLINE void count(int x, int b, int step) {
+    const int k = b >> kLanesLog2, lane = b & (kLanes - 1);
+    line(x, k)[lane] = static_cast<std::uint16_t>(line(x, k)[lane] + step);
+    std::uint16_t* block = block_line(x >> block_log2, k) + lane;
+    *block = static_cast<std::uint16_t>(*block + step);
+    if (super_log2 != 0) {
+      std::uint16_t* super = super_line(x >> super_log2, k) + lane;
+      *super = static_cast<std::uint16_t>(*super + step);
+    }
+    std::uint16_t* c = column_counts(x) + k;
+    *c = static_cast<std::uint16_t>(*c + step);
+  }
+  // The window rows of row y.
+  void build(int y) {
+    std::memset(counts, 0, static_cast<std::size_t>(width) * buckets * sizeof(std::uint16_t));
+    for (int j = -radius; j <= radius; ++j) {
+      const std::uint16_t* r = row(y + j);
+      for (int x = 0; x < width; ++x) count(x, bin_of(r[x]), 1);
+    }
+  }
+  // The window at x = 0 of the rows built: its count per bucket.
+  void sum_left(std::uint32_t* left) const {
+    std::fill(left, left + buckets, 0u);
+    for (int j = -radius; j <= radius; ++j) {
+      const std::uint16_t* c = column_counts(rules::reflect101(j, width));
+      for (int k = 0; k < buckets; ++k) left[k] += c[k];
+    }
+  }
+  // From the window rows of y - 1 to those of y, and `left` with them.
+  void move_down(int y, std::uint32_t* left) {
+    const std::uint16_t* leaving = row(y - 1 - radius);
+    const std::uint16_t* entering = row(y + radius);
+    for (int x = 0; x < width; ++x) {
+      count(x, bin_of(leaving[x]), -1);
+      count(x, bin_of(entering[x]), 1);
+    }
+    for (int j = -radius; j <= radius; ++j) {
+      const int x = rules::reflect101(j, width);
+      --left[bin_of(leaving[x]) >> kLanesLog2];
+      ++left[bin_of(entering[x]) >> kLanesLog2];
+    }
+  }
+  // Zero the bin counts, which lie in buckets [lo, hi] (those of the rows last built or moved to).
+  void clear(int lo, int hi) {
+    const std::size_t span = static_cast<std::size_t>(hi - lo + 1) * kLanes * sizeof(std::uint16_t);
+    std::memset(line(0, lo), 0, span * width);
+    std::memset(block_line(0, lo), 0, span * block_count);
+    if (super_log2 != 0) std::memset(super_line(0, lo), 0, span * super_count);
+  }
+};
+
+// AHE, rows [y_begin, y_end). Running sums in Count wrap but never exceed n, so they come out
+// exact.
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
+                                              int y_end, AheDepthEqualizer::AheScratch& ws) {
+  using V = Lanes<Count>;
+  const int width = g.width, r = g.radius, block_log2 = g.block_log2, block = 1 << block_log2;
+  // Without superblocks, one longer than any run (no frame is 2^24 columns wide), whose doubling
+  // still fits an int.
+  const int super_log2 = g.super_log2 ? g.super_log2 : 24, super = 1 << super_log2;
+  AheColumns columns(src, g, ws);
+  std::uint32_t* left = ws.left_buckets.data();
+  Count* hist = AheWindow<Count>::bins(ws);     // per bucket, its window bins at x = stamp
+  Count* counts = AheWindow<Count>::counts(ws);  // the window's count per bucket
+  int* stamp = ws.bucket_stamp.data();           // -1: not yet in this row
+  auto lanes_at = [](const std::uint16_t* p) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
+    return widen<Count>(load_lanes<ColumnLanes>(p));
+  };
+  // The bins of bucket k summed over columns [a, b] of the frame, whole superblocks and blocks
+  // where they fit.
+  auto run_sum = [&](int k, int a, int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
+    const std::uint16_t* lines = columns.line(0, k);
+    const std::uint16_t* block_lines = columns.block_line(0, k);
+    const std::uint16_t* super_lines = columns.super_line(0, k);
+    V sum{};
+    for (; a <= b && (a & (block - 1)) != 0; ++a) sum += lanes_at(lines + a * kLanes);
+    for (; a + block - 1 <= b && (a & (super - 1)) != 0; a += block)
+      sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
+    for (; a + super - 1 <= b; a += super) sum += lanes_at(super_lines + (a >> super_log2) * kLanes);
+    for (; a + block - 1 <= b; a += block) sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
+    for (; a <= b; ++a) sum += lanes_at(lines + a * kLanes);
+    return sum;
+  };
+  // The same over columns reflect101(a .. b), -width < a <= b < 2 * width - 1.
+  auto reflected_sum = [&](int k, int a, int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
+    V sum = run_sum(k, std::max(a, 0), std::min(b, width - 1));
+    if (a < 0) sum += run_sum(k, std::max(-b, 1), -a);
+    if (b >= width) sum += run_sum(k, 2 * width - 2 - b, std::min(2 * width - 2 - a, width - 2));
+    return sum;
+  };
+  // About how many vectors run_sum reads over n columns.
+  auto run_cost = [=](int n) {
+    if (n < 2 * block) return n;
+    if (n < 2 * super) return (n >> block_log2) + block;
+    return (n >> super_log2) + (super >> block_log2) + block;
+  };
+  const int window_cost = run_cost(2 * r + 1);
+
+  columns.build(y_begin);
+  columns.sum_left(left);
+  int lo = 0, hi = 0;
+  for (int y = y_begin; y < y_end; ++y) {
+    if (y > y_begin) columns.move_down(y, left);
+    bucket_range(g, y, lo, hi);
+    // The bucket counts are read in whole vectors (those outside [lo, hi] are zero).
+    const int vector_lo = lo & ~(kLanes - 1), vector_hi = (hi | (kLanes - 1)) + 1;
+    for (int k = vector_lo; k < vector_hi; ++k) counts[k] = static_cast<Count>(left[k]);
+    std::fill(stamp + lo, stamp + hi + 1, -1);
+
+    const std::uint16_t* s = columns.row(y);
+    std::uint16_t* d = dst.data + static_cast<std::size_t>(y) * dst.stride;
+    for (int x = 0; x < width; ++x) {
+      if (x > 0) {
+        const std::uint16_t* enter = columns.column_counts(rules::reflect101(x + r, width));
+        const std::uint16_t* leave = columns.column_counts(rules::reflect101(x - 1 - r, width));
+        for (int k = vector_lo; k < vector_hi; k += kLanes)
+          store_lanes(counts + k, load_lanes<V>(counts + k) + lanes_at(enter + k) - lanes_at(leave + k));
+      }
+      // The cdf: the buckets below the centre's, then its bucket's bins up to its bin.
+      const int b = columns.bin_of(s[x]);
+      const int kb = b >> kLanesLog2;
+      V below{};
+      for (int k = vector_lo; k < (kb & ~(kLanes - 1)); k += kLanes) below += load_lanes<V>(counts + k);
+      below += lanes_below<Count>(load_lanes<V>(counts + (kb & ~(kLanes - 1))), kb & (kLanes - 1));
+
+      // The window's bins of bucket kb: from those at x = since, with the columns entered and
+      // left since, or summed afresh over the window, whichever reads fewer vectors.
+      Count* h = hist + kb * kLanes;
+      V bucket;
+      const int since = stamp[kb];
+      if (since >= 0 && 2 * run_cost(x - since) < window_cost)
+        bucket = load_lanes<V>(h) + reflected_sum(kb, since + r + 1, x + r) - reflected_sum(kb, since - r, x - 1 - r);
+      else
+        bucket = reflected_sum(kb, x - r, x + r);
+      store_lanes(h, bucket);
+      stamp[kb] = x;
+      below += lanes_below<Count>(bucket, (b & (kLanes - 1)) + 1);
+      d[x] = final_code(g, lanes_sum<Count>(below), dst.shift);
+    }
+  }
+  columns.clear(lo, hi);
+}
+
+// ---- CLAHE -------------------------------------------------------------------------------------
 
 template <typename Count>
 HAZEFREE_AHE_DEPTH_INLINE Count bucket_excess(const Count* __restrict h, Count limit) {
@@ -59,38 +435,37 @@ HAZEFREE_AHE_DEPTH_INLINE Count bucket_excess(const Count* __restrict h, Count l
   return excess;
 }
 
-// The window's counters: 16 bits while n = w*w fits (w <= 255, twice the vector lanes), else 32.
-template <typename Count> struct WindowArrays;
-template <> struct WindowArrays<std::uint16_t> {
-  static std::uint16_t* fine(AheDepthEqualizer::Strip& s) { return s.fine_hist16.data(); }
-  static std::uint16_t* left(AheDepthEqualizer::Strip& s) { return s.left_fine16.data(); }
-  static std::uint16_t* counts(AheDepthEqualizer::Strip& s) { return s.coarse_hist16.data(); }
-  static std::uint16_t* excess(AheDepthEqualizer::Strip& s) { return s.bucket_excess16.data(); }
+// The CLAHE window's counters: 16 bits while n = w*w fits (w <= 255), else 32.
+template <typename Count> struct ClaheWindow;
+template <> struct ClaheWindow<std::uint16_t> {
+  static std::uint16_t* fine(AheDepthEqualizer::ClaheScratch& s) { return s.fine_hist16.data(); }
+  static std::uint16_t* left(AheDepthEqualizer::ClaheScratch& s) { return s.left_fine16.data(); }
+  static std::uint16_t* counts(AheDepthEqualizer::ClaheScratch& s) { return s.coarse_hist16.data(); }
+  static std::uint16_t* excess(AheDepthEqualizer::ClaheScratch& s) { return s.bucket_excess16.data(); }
 };
-template <> struct WindowArrays<std::uint32_t> {
-  static std::uint32_t* fine(AheDepthEqualizer::Strip& s) { return s.fine_hist.data(); }
-  static std::uint32_t* left(AheDepthEqualizer::Strip& s) { return s.left_fine.data(); }
-  static std::uint32_t* counts(AheDepthEqualizer::Strip& s) { return s.coarse_hist.data(); }
-  static std::uint32_t* excess(AheDepthEqualizer::Strip& s) { return s.bucket_excess.data(); }
+template <> struct ClaheWindow<std::uint32_t> {
+  static std::uint32_t* fine(AheDepthEqualizer::ClaheScratch& s) { return s.fine_hist.data(); }
+  static std::uint32_t* left(AheDepthEqualizer::ClaheScratch& s) { return s.left_fine.data(); }
+  static std::uint32_t* counts(AheDepthEqualizer::ClaheScratch& s) { return s.coarse_hist.data(); }
+  static std::uint32_t* excess(AheDepthEqualizer::ClaheScratch& s) { return s.bucket_excess.data(); }
 };
 
-// Rows [y_begin, y_end) of one plane. Running sums in Count wrap but never exceed n, so they
-// come out exact.
-template <typename Count, bool kClip>
-HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
-                                          int y_end, AheDepthEqualizer::Strip& ws) {
+// CLAHE, rows [y_begin, y_end). Running sums in Count wrap but never exceed n, so they come out
+// exact.
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
+                                                int y_end, AheDepthEqualizer::ClaheScratch& ws) {
   const int width = g.width, height = g.height, r = g.radius;
   const int bins = g.bins, buckets = g.buckets;
-  // A sample's bin; the mask keeps stray bits above the depth out of the histograms.
   const int value_shift = src.shift, bin_shift = g.bin_shift, max_code = g.max_code;
-  auto bin_of = [=](std::uint16_t sample) { return ((sample >> value_shift) & max_code) >> bin_shift; };
+  auto bin_of = [=](std::uint16_t sample) { return sample_bin(sample, value_shift, max_code, bin_shift); };
   std::uint16_t* fine = ws.fine.data();
   std::uint16_t* coarse = ws.coarse.data();
-  Count* left_fine = WindowArrays<Count>::left(ws);
+  Count* left_fine = ClaheWindow<Count>::left(ws);
   std::uint32_t* left_coarse = ws.left_coarse.data();
-  Count* hist = WindowArrays<Count>::fine(ws);
-  Count* counts = WindowArrays<Count>::counts(ws);
-  Count* excess = WindowArrays<Count>::excess(ws);
+  Count* hist = ClaheWindow<Count>::fine(ws);
+  Count* counts = ClaheWindow<Count>::counts(ws);
+  Count* excess = ClaheWindow<Count>::excess(ws);
   const Count limit = static_cast<Count>(g.limit);
   auto row_of = [&](int y) { return src.data + static_cast<std::size_t>(y) * src.stride; };
 
@@ -135,21 +510,15 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
         ++left_coarse[be >> kBucketLog2];
       }
     }
-    // Buckets the window rows touch (reflection stays inside rows [y - r, y + r]).
-    int lo = buckets - 1, hi = 0;
-    for (int k = std::max(0, y - r); k <= std::min(height - 1, y + r); ++k) {
-      lo = std::min<int>(lo, g.row_lo[k]);
-      hi = std::max<int>(hi, g.row_hi[k]);
-    }
+    int lo, hi;
+    bucket_range(g, y, lo, hi);
     const std::size_t span = static_cast<std::size_t>(hi - lo + 1);
     std::memcpy(hist + lo * kBucket, left_fine + lo * kBucket, span * kBucket * sizeof(Count));
     for (int k = lo; k <= hi; ++k) counts[k] = static_cast<Count>(left_coarse[k]);
     Count total_excess = 0;
-    if (kClip) {
-      for (int k = lo; k <= hi; ++k) {
-        excess[k] = bucket_excess(hist + k * kBucket, limit);
-        total_excess = static_cast<Count>(total_excess + excess[k]);
-      }
+    for (int k = lo; k <= hi; ++k) {
+      excess[k] = bucket_excess(hist + k * kBucket, limit);
+      total_excess = static_cast<Count>(total_excess + excess[k]);
     }
 
     const std::uint16_t* s = row_of(y);
@@ -174,11 +543,9 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
           } else {
             for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] + enter[i] - leave[i]);
           }
-          if (kClip) {
-            const Count e = bucket_excess(h, limit);
-            total_excess = static_cast<Count>(total_excess + e - excess[k]);
-            excess[k] = e;
-          }
+          const Count e = bucket_excess(h, limit);
+          total_excess = static_cast<Count>(total_excess + e - excess[k]);
+          excess[k] = e;
         }
       }
       const int b = bin_of(s[x]);
@@ -186,16 +553,9 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
       Count below = 0;
       const Count* h = hist + kb * kBucket;
       const int top = b & (kBucket - 1);
-      if (kClip) {
-        for (int k = lo; k < kb; ++k) below = static_cast<Count>(below + counts[k] - excess[k]);
-        for (int i = 0; i <= top; ++i) below = static_cast<Count>(below + (h[i] < limit ? h[i] : limit));
-      } else {
-        for (int k = lo; k < kb; ++k) below = static_cast<Count>(below + counts[k]);
-        for (int i = 0; i <= top; ++i) below = static_cast<Count>(below + h[i]);
-      }
-      const std::uint32_t cdf = kClip ? rules::clahe_cdf(below, total_excess, b, bins) : below;
-      const int code = g.out_table ? g.out_table[cdf] : g.codes[rules::ahe_code(cdf, g.n, g.max_code)];
-      d[x] = static_cast<std::uint16_t>(code << dst.shift);
+      for (int k = lo; k < kb; ++k) below = static_cast<Count>(below + counts[k] - excess[k]);
+      for (int i = 0; i <= top; ++i) below = static_cast<Count>(below + (h[i] < limit ? h[i] : limit));
+      d[x] = final_code(g, rules::clahe_cdf(below, total_excess, b, bins), dst.shift);
     }
   }
 }
@@ -203,11 +563,17 @@ HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometr
 using StripFunction = void (*)(WideIn, WideOut, const Geometry&, int, int, AheDepthEqualizer::Strip&);
 
 template <typename Count, bool kClip>
+HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
+                                          int y_end, AheDepthEqualizer::Strip& ws) {
+  if (kClip) clahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.clahe);
+  else ahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.ahe);
+}
+
+template <typename Count, bool kClip>
 void strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
                     AheDepthEqualizer::Strip& ws) {
   strip_body<Count, kClip>(src, dst, g, y0, y1, ws);
 }
-
 #if HAZEFREE_AHE_DEPTH_AVX2
 template <typename Count, bool kClip>
 __attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0,
@@ -232,34 +598,61 @@ StripFunction pick_strip(bool wide_counters, bool clip) {
 
 void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int depth, int radius,
                             int limit, const std::uint16_t* codes) {
+  const bool clip = limit > 0;
   const int bin_shift = rules::ahe_bin_shift(depth);
   const int bins = rules::ahe_bins(depth);
-  const int buckets = bins / kBucket;
+  const int bucket_log2 = clip ? kBucketLog2 : kLanesLog2;
+  const int buckets = bins >> bucket_log2;
   const std::int64_t side = 2 * static_cast<std::int64_t>(radius) + 1;
   if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
   const std::int64_t n = side * side;
+  const bool wide_counters = n > 65535;
+  int block_log2 = 0;
+  while (block_log2 < kMaxBlockLog2 && (side << (block_log2 + 1)) <= 65535) ++block_log2;
+  const int super_log2 = side >= (2 << kSuperLog2) && (side << kSuperLog2) <= 65535 ? kSuperLog2 : 0;
 
   const int count = std::max(1, std::min(threads_, height));
-  if (static_cast<int>(strips_.size()) != count || width != width_ || depth != depth_) {
-    strips_.resize(static_cast<std::size_t>(count));
+  if (static_cast<int>(strips_.size()) != count || width != width_ || depth != depth_ || clip != clip_ ||
+      block_log2 != block_log2_ || super_log2 != super_log2_) {
+    strips_.assign(static_cast<std::size_t>(count), Strip{});
+    const std::size_t w = static_cast<std::size_t>(width);
     for (Strip& s : strips_) {
-      s.fine.assign(static_cast<std::size_t>(width) * bins, 0);
-      s.coarse.assign(static_cast<std::size_t>(width) * buckets, 0);
-      s.left_fine.assign(static_cast<std::size_t>(bins), 0);
-      s.fine_hist.assign(static_cast<std::size_t>(bins), 0);
-      s.left_coarse.assign(static_cast<std::size_t>(buckets), 0);
-      s.coarse_hist.assign(static_cast<std::size_t>(buckets), 0);
-      s.bucket_excess.assign(static_cast<std::size_t>(buckets), 0);
-      s.left_fine16.assign(static_cast<std::size_t>(bins), 0);
-      s.fine_hist16.assign(static_cast<std::size_t>(bins), 0);
-      s.coarse_hist16.assign(static_cast<std::size_t>(buckets), 0);
-      s.bucket_excess16.assign(static_cast<std::size_t>(buckets), 0);
+      if (clip) {
+        ClaheScratch& c = s.clahe;
+        c.fine.assign(w * bins, 0);
+        c.coarse.assign(w * buckets, 0);
+        c.left_fine.assign(static_cast<std::size_t>(bins), 0);
+        c.fine_hist.assign(static_cast<std::size_t>(bins), 0);
+        c.left_coarse.assign(static_cast<std::size_t>(buckets), 0);
+        c.coarse_hist.assign(static_cast<std::size_t>(buckets), 0);
+        c.bucket_excess.assign(static_cast<std::size_t>(buckets), 0);
+        c.left_fine16.assign(static_cast<std::size_t>(bins), 0);
+        c.fine_hist16.assign(static_cast<std::size_t>(bins), 0);
+        c.coarse_hist16.assign(static_cast<std::size_t>(buckets), 0);
+        c.bucket_excess16.assign(static_cast<std::size_t>(buckets), 0);
+      } else {
+        AheScratch& a = s.ahe;
+        assign_aligned(a.column_bins, w * bins);
+        assign_aligned(a.block_bins, static_cast<std::size_t>(block_count_of(width, block_log2)) * bins);
+        if (super_log2 != 0)
+          assign_aligned(a.super_bins, static_cast<std::size_t>(block_count_of(width, super_log2)) * bins);
+        assign_aligned(a.column_buckets, w * buckets);
+        a.left_buckets.assign(static_cast<std::size_t>(buckets), 0);
+        assign_aligned(a.window_bins16, static_cast<std::size_t>(bins));
+        assign_aligned(a.window_bins32, static_cast<std::size_t>(bins));
+        assign_aligned(a.window_buckets16, static_cast<std::size_t>(buckets));
+        assign_aligned(a.window_buckets32, static_cast<std::size_t>(buckets));
+        a.bucket_stamp.assign(static_cast<std::size_t>(buckets), -1);
+      }
     }
     width_ = width;
     depth_ = depth;
+    clip_ = clip;
+    block_log2_ = block_log2;
+    super_log2_ = super_log2;
   }
 
-  Geometry g{width, height, radius, n, limit, bins, buckets, bin_shift, rules::depth_max_code(depth),
+  Geometry g{width, height, radius, n, limit, bins, buckets, bin_shift, block_log2, super_log2, rules::depth_max_code(depth),
              nullptr, codes, nullptr, nullptr};
   if (n <= kMaxTableWindow) {
     if (table_codes_ != codes || table_n_ != n || table_depth_ != depth) {
@@ -281,7 +674,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
     const std::uint16_t* row = src.data + static_cast<std::size_t>(y) * src.stride;
     int lo = buckets - 1, hi = 0;
     for (int x = 0; x < width; ++x) {
-      const int k = (((row[x] >> src.shift) & max_code) >> bin_shift) >> kBucketLog2;
+      const int k = sample_bin(row[x], src.shift, max_code, bin_shift) >> bucket_log2;
       lo = std::min(lo, k);
       hi = std::max(hi, k);
     }
@@ -291,7 +684,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
   g.row_lo = row_lo_.data();
   g.row_hi = row_hi_.data();
 
-  const StripFunction strip = pick_strip(n > 65535, limit > 0);
+  const StripFunction strip = pick_strip(wide_counters, clip);
 #pragma omp parallel for schedule(static, 1) num_threads(count)
   for (int k = 0; k < count; ++k) {
     const int y0 = static_cast<int>(static_cast<std::int64_t>(height) * k / count);

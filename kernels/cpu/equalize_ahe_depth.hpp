@@ -9,8 +9,9 @@
 
 namespace hazefree::cpu::detail {
 
-// One equalization of one plane. Scratch (per strip of rows) is kept between calls and grows
-// only when the frame size or depth does.
+// One equalization of one plane. Scratch (per strip of rows) is kept between calls and made
+// afresh only when the frame size, the depth, the mode (AHE or CLAHE) or the AHE column blocks
+// (which follow the window) change.
 class AheDepthEqualizer {
  public:
   explicit AheDepthEqualizer(int threads) : threads_(threads) {}
@@ -19,7 +20,21 @@ class AheDepthEqualizer {
   void run(WideIn src, WideOut dst, int width, int height, int depth, int radius, int limit,
            const std::uint16_t* codes);
 
-  struct Strip {
+  // Scratch of one strip of rows, for the mode in use. The arrays read as whole vectors start at
+  // a 64-byte boundary inside their std::vector (which holds spare elements for that).
+  struct AheScratch {
+    // Per image column, over the 2r+1 window rows: the count of every bin (bucket by bucket, 16
+    // bins each, a bucket's neighbouring columns side by side), the same per block and per
+    // superblock of columns, and the count per bucket.
+    std::vector<std::uint16_t> column_bins, block_bins, super_bins, column_buckets;
+    std::vector<std::uint32_t> left_buckets;  // the window's bucket counts at x = 0
+    // The sliding window in 16-bit counters (n <= 65535) or 32-bit: per bucket its bins as of
+    // bucket_stamp (the x they were last brought up to date at in this row), and its count.
+    std::vector<std::uint16_t> window_bins16, window_buckets16;
+    std::vector<std::uint32_t> window_bins32, window_buckets32;
+    std::vector<int> bucket_stamp;
+  };
+  struct ClaheScratch {
     std::vector<std::uint16_t> fine;    // width x B column histograms
     std::vector<std::uint16_t> coarse;  // width x K column counts per bucket of 64 bins
     std::vector<std::uint32_t> left_fine, left_coarse;  // the window at x = 0
@@ -27,10 +42,15 @@ class AheDepthEqualizer {
     // The same in 16 bits, for windows of at most 65535 pixels.
     std::vector<std::uint16_t> left_fine16, fine_hist16, coarse_hist16, bucket_excess16;
   };
+  struct Strip {
+    AheScratch ahe;
+    ClaheScratch clahe;
+  };
 
  private:
   int threads_;
-  int width_ = 0, depth_ = 0;
+  int width_ = 0, depth_ = 0, block_log2_ = 0, super_log2_ = 0;
+  bool clip_ = false;  // the scratch is CLAHE's
   std::vector<Strip> strips_;
   std::vector<std::uint8_t> row_lo_, row_hi_;  // bucket range of each source row
   std::vector<std::uint16_t> out_table_;       // cdf -> final code

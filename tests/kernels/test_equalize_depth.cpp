@@ -424,6 +424,17 @@ TEST_CASE("ahe at depth: values over the whole range (every 4096-bin bucket) and
   }
 }
 
+TEST_CASE("ahe at depth: a window of more than 65535 pixels (32-bit counters, column superblocks)") {
+  Image in = make_image(PixelFormat::gray8, 131, 129, 12);
+  fill_random(in.view(), 4321u, max_code_of(12) / 7, max_code_of(12) / 2);
+  for (float clip : {0.f, 2.f}) {
+    CAPTURE(clip);
+    const Image out = ahe_frame(in.view(), 257, clip);
+    CHECK(count_differences(oracle::ahe_depth(wide_of(in.view(), 0), 12, 257, clip),
+                            wide_of(out.view(), 0), "ahe 257") == 0);
+  }
+}
+
 TEST_CASE("ahe at depth: YUV luma with the limited-range mapping, P010, and rgb mode") {
   for (PixelFormat f : {PixelFormat::yuv420p, PixelFormat::nv12}) {
     for (float clip : {0.f, 2.f}) {
