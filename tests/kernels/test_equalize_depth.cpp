@@ -424,6 +424,25 @@ TEST_CASE("ahe at depth: values over the whole range (every 4096-bin bucket) and
   }
 }
 
+TEST_CASE("ahe at depth: frames one to three samples wide or tall equal the rule") {
+  const int sizes[][2] = {{1, 9}, {2, 7}, {3, 3}, {9, 1}, {6, 2}, {2, 2}, {1, 1}};
+  for (int d : kDepths)
+    for (const auto& size : sizes)
+      for (int window : {3, 7})
+        for (float clip : {0.f, 2.f}) {
+          CAPTURE(d);
+          CAPTURE(size[0]);
+          CAPTURE(size[1]);
+          CAPTURE(window);
+          CAPTURE(clip);
+          Image in = make_image(PixelFormat::gray8, size[0], size[1], d);
+          fill_random(in.view(), 31u * d + size[0] + 5u * size[1], 0, max_code_of(d));
+          const Image out = ahe_frame(in.view(), window, clip);
+          CHECK(count_differences(oracle::ahe_depth(wide_of(in.view(), 0), d, window, clip),
+                                  wide_of(out.view(), 0), "ahe thin") == 0);
+        }
+}
+
 TEST_CASE("ahe at depth: a window of more than 65535 pixels (32-bit counters, column superblocks)") {
   Image in = make_image(PixelFormat::gray8, 131, 129, 12);
   fill_random(in.view(), 4321u, max_code_of(12) / 7, max_code_of(12) / 2);
