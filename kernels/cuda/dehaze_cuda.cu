@@ -12,14 +12,13 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
+#include "kernels/cuda/grid.cuh"
 #include "kernels/dcp_rules.hpp"
 
 namespace hazefree::cuda {
 namespace {
 
 constexpr float kInf = __builtin_huge_valf();
-
-__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }
 
 __device__ __forceinline__ float* plane_row(const DevicePlaneF& p, int y) {
   return p.data + static_cast<std::ptrdiff_t>(y) * p.stride;

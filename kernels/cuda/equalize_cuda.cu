@@ -3,13 +3,13 @@
 // conversion). All arithmetic is integer, or the explicit fmaf of the he_temporal rule.
 #include "kernels/cuda/equalize_cuda.hpp"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
+#include "kernels/cuda/grid.cuh"
 #include "kernels/cuda/group_walk.cuh"
 #include "kernels/cuda/he_lut_block.cuh"
 #include "kernels/cuda/last_block.cuh"
@@ -34,8 +34,6 @@ struct HeArgs {
 };
 
 namespace {
-
-__host__ __device__ inline int div_up(int a, int b) { return (a + b - 1) / b; }
 
 int device_sm_count() {
   int device = 0, count = 0;
@@ -187,8 +185,7 @@ __device__ __forceinline__ void count_group16(std::uint32_t* lane_hist, const ui
 }
 
 // 8-bit histograms: block (x, c) counts part of channel c's rectangle, 16-pixel groups dealt out
-// over the grid (GroupWalk). The last block to
-// finish sees every count and builds the LUTs.
+// over the grid (GroupWalk). The last block to finish sees every count and builds the LUTs.
 __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   __shared__ __align__(16) std::uint32_t s_hist[256 * kHeLaneCopies];  // [bin][lane]
   for (int i = threadIdx.x; i < 256 * kHeLaneCopies / 4; i += kHeThreads)
@@ -204,8 +201,8 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
     // kHeUnroll groups loaded before any is counted: several loads in flight per thread.
     uint4 q[kHeUnroll];
     int n[kHeUnroll];
-    walk.load_next<kHeUnroll, 16>(rw, [&](int y, int x, int count) {
-      return load_group16(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, count);
+    walk.load_next<kHeUnroll, 16>(rw, [&](int y, int x, int samples) {
+      return load_group16(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, samples);
     }, q, n);
 #pragma unroll
     for (int u = 0; u < kHeUnroll; ++u) count_group16(lane_hist, q[u], n[u]);

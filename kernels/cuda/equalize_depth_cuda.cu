@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_frame.hpp"
 #include "kernels/cuda/equalize_cuda.hpp"
+#include "kernels/cuda/grid.cuh"
 #include "kernels/cuda/group_walk.cuh"
 #include "kernels/cuda/he_lut_block.cuh"
 #include "kernels/cuda/last_block.cuh"
@@ -18,8 +19,6 @@ namespace hazefree::cuda {
 namespace rules = equalize_rules;
 
 namespace {
-
-__host__ __device__ int div_up(int a, int b) { return (a + b - 1) / b; }
 
 int current_sm_count() {
   int device = 0, count = 0;
@@ -56,7 +55,6 @@ struct HeDepthArgs {
   std::uint16_t* lut;
 };
 
-
 // Eight samples of a row at p (the first n valid, 0 < n <= 8), two to a word: one 16-byte load
 // where the group is whole and aligned, two-byte loads otherwise.
 __device__ __forceinline__ uint4 load_group8(const std::uint16_t* p, int n) {
@@ -76,10 +74,9 @@ constexpr int kHistUnroll = 4;
 // Block (x, c, z) counts channel c's samples falling in slice z of the bins (kSliced: more than
 // 8192 bins, counted a slice at a time; otherwise every sample is counted, with no range test).
 // The rectangle's groups of eight samples are dealt out evenly over the grid's threads
-// (GroupWalk). Below 8192 bins the
-// slice holds `copies` copies of the histogram (lane l counts into copy l % copies, bin-major),
-// so that a warp of equal samples on a smooth picture spreads its increments over several
-// addresses.
+// (GroupWalk). Below 8192 bins the slice holds `copies` copies of the histogram (lane l counts
+// into copy l % copies, bin-major), so that a warp of equal samples on a smooth picture spreads
+// its increments over several addresses.
 template <bool kSliced>
 __global__ void __launch_bounds__(kHistThreads, kHistBlocksPerSm) he_depth_histogram_kernel(HeDepthArgs a) {
   __shared__ std::uint32_t s_hist[1 << kSliceLog2];
@@ -107,8 +104,8 @@ __global__ void __launch_bounds__(kHistThreads, kHistBlocksPerSm) he_depth_histo
   while (walk.more()) {
     uint4 q[kHistUnroll];
     int n[kHistUnroll];
-    walk.load_next<kHistUnroll, 8>(rw, [&](int y, int x, int count) {
-      return load_group8(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, count);
+    walk.load_next<kHistUnroll, 8>(rw, [&](int y, int x, int samples) {
+      return load_group8(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, samples);
     }, q, n);
 #pragma unroll
     for (int u = 0; u < kHistUnroll; ++u) {
@@ -1012,8 +1009,8 @@ void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, in
       1, std::min<long long>(std::max(1, kHistBlocksPerSm * sm_count_ / (channels * slices)),
                              (groups + per_block - 1) / per_block)));
   if (temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
-  if (slices > 1) he_depth_histogram_kernel<true><<<dim3(blocks, channels, slices), kHistThreads, 0, stream>>>(a);
-  else he_depth_histogram_kernel<false><<<dim3(blocks, channels, 1), kHistThreads, 0, stream>>>(a);
+  const auto histogram_kernel = slices > 1 ? he_depth_histogram_kernel<true> : he_depth_histogram_kernel<false>;
+  histogram_kernel<<<dim3(blocks, channels, slices), kHistThreads, 0, stream>>>(a);
   HAZEFREE_CUDA_CHECK_LAUNCH("he_depth_histogram_kernel");
   if (temporal) {
     HeDepthLutArgs l{hist_.get(), lut_.get(), depth, bins, limited, params.temporal, d_history};
