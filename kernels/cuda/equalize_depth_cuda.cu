@@ -327,8 +327,10 @@ struct AheDepthArgs {
   int tiles_x, tiles_y, tile_rows;
   std::uint16_t* fine;    // per block: (kAdTileWidth + 2r) x bins, zero on entry and exit
   std::uint16_t* coarse;  // per block: (kAdTileWidth + 2r) x kBuckets (lane-major), likewise
-  // Windows moving by samples: each plane's bins transposed (column x at x * column_pitch), so
-  // that a column's window rows are consecutive and a warp reads them in one transaction.
+  // Windows moving by samples: each plane's bins transposed and padded by r on every side with
+  // the reflected samples (image column x at (x + r) * column_pitch, image row y at y + r), so
+  // that a column's window rows are consecutive, a warp reads them in one transaction, and every
+  // address is a column's base plus a constant: no reflection in the sliding.
   const std::uint16_t* columns[3];
   int column_pitch;
 };
@@ -337,8 +339,9 @@ __device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t samp
   return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
 }
 
-// bins[x * pitch + y] = the bin of src[y][x], through 32 x 32 tiles in shared memory (reads and
-// writes coalesced). Block (32, 8), grid (tiles across, tiles down, planes).
+// bins[x * pitch + y] = the bin of src[reflect(y - r)][reflect(x - r)] for x < width + 2r and
+// y < height + 2r, through 32 x 32 tiles in shared memory (reads and writes coalesced). Block
+// (32, 8), grid (tiles across, tiles down, planes) over the padded plane.
 __global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std::uint16_t* bins1,
                                       std::uint16_t* bins2) {
   __shared__ std::uint16_t tile[32][33];
@@ -346,15 +349,18 @@ __global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std:
   const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
   std::uint16_t* out = p == 0 ? bins0 : (p == 1 ? bins1 : bins2);
   const int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+  const int r = a.radius, pw = a.width + 2 * r, ph = a.height + 2 * r;
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
     const int x = bx + threadIdx.x, y = by + k;
-    if (x < a.width && y < a.height)
-      tile[k][threadIdx.x] = static_cast<std::uint16_t>(ahe_bin(a, src[static_cast<std::ptrdiff_t>(y) * a.src_stride + x]));
+    if (x < pw && y < ph) {
+      const int sy = rules::reflect101(y - r, a.height), sx = rules::reflect101(x - r, a.width);
+      tile[k][threadIdx.x] = static_cast<std::uint16_t>(ahe_bin(a, src[static_cast<std::ptrdiff_t>(sy) * a.src_stride + sx]));
+    }
   }
   __syncthreads();
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
     const int x = bx + k, y = by + threadIdx.x;
-    if (x < a.width && y < a.height) out[static_cast<std::ptrdiff_t>(x) * a.column_pitch + y] = tile[threadIdx.x][k];
+    if (x < pw && y < ph) out[static_cast<std::ptrdiff_t>(x) * a.column_pitch + y] = tile[threadIdx.x][k];
   }
 }
 
@@ -387,8 +393,9 @@ __device__ __forceinline__ std::uint32_t move_sample(std::uint32_t* counts, int 
 // any order of the warp's steps gives the exact counts.
 template <typename Count>
 __device__ __forceinline__ void move_clipped(Count* win, std::uint32_t* kept, int in, int out, std::uint32_t limit) {
-  if (move_sample(win, in, +1) < limit) atomicAdd(&kept[bucket_slot(in >> kFineLog2)], 1u);
-  if (move_sample(win, out, -1) <= limit) atomicSub(&kept[bucket_slot(out >> kFineLog2)], 1u);
+  const std::uint32_t gained = move_sample(win, in, +1), lost = move_sample(win, out, -1);
+  if (gained < limit) atomicAdd(&kept[bucket_slot(in >> kFineLog2)], 1u);
+  if (lost <= limit) atomicSub(&kept[bucket_slot(out >> kFineLog2)], 1u);
 }
 
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
@@ -510,17 +517,21 @@ __device__ __forceinline__ std::uint32_t bucket_excess(const Count* win, std::ui
 // 16 fine bins of each bucket either column has samples in, by the lane owning it: a column
 // whose values spread over up to 32 neighbouring buckets costs each lane at most one bucket.
 // The cdf at the centre value: the buckets below its own, plus its own bucket's fine bins up to
-// it, in one warp sum.
+// it, in one warp sum, kept by the lane whose pixel it is; each lane makes its code (a division)
+// once the warp's 32 windows are done.
 // kRowsPerLane > 0 (windows of at most 32 kRowsPerLane rows, used up to 511): no column fine
 // histograms; the fine bins of the window move by its 2r + 1 entering and 2r + 1 leaving samples
-// themselves, lane l taking rows l, l + 32, ..., read from the column-major bins `a.columns` (one
-// coalesced read per 32 rows) a step before they are counted. On noisy content this beats the
+// themselves, lane l taking rows l, l + 32, ..., read from the padded column-major bins
+// `a.columns` (one coalesced read per 32 rows, at a constant offset from the column's base) a
+// step before they are counted. On noisy content this beats the
 // buckets of two columns at every window to 511, and the tile's columns then keep only their
 // 512-byte bucket counts, which stay in L2. Under CLAHE not even those: each bucket's clipped
 // count (sum of min(h, L)) lives in shared memory, kept by the samples' updates, and stands in
 // for the bucket count in the cdf, the excess being n minus their sum (12-bit 1080p, H100,
 // window 255: 3.99 ms against 4.58 with the columns' counts and each bucket's excess).
-template <typename Count, int kRowsPerLane>
+// kClip: CLAHE (a.limit > 0), AHE otherwise; a parameter of the kernel so that neither carries
+// the other's branches in its sliding.
+template <typename Count, int kRowsPerLane, bool kClip>
 __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   constexpr bool kPixels = kRowsPerLane > 0;
   extern __shared__ __align__(16) unsigned char s_raw[];
@@ -537,10 +548,10 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   std::uint16_t* fine = kPixels ? nullptr : a.fine + static_cast<std::size_t>(blockIdx.x) * span * bins;
   std::uint16_t* coarse = a.coarse + static_cast<std::size_t>(blockIdx.x) * span * kBuckets;
   const std::uint32_t limit = static_cast<std::uint32_t>(a.limit);
-  const bool clip = a.limit > 0;
+  constexpr bool clip = kClip;
   // Windows moving by samples under CLAHE need no bucket counts from the columns: the samples'
   // steps keep each bucket's clipped count (kept_of), and the excess is n minus their sum.
-  const bool kept_mode = kPixels && clip;
+  constexpr bool kept_mode = kPixels && clip;
   const int tiles_per_plane = a.tiles_x * a.tiles_y;
   const int total = tiles_per_plane * a.planes;
   auto column_buckets = [&](std::size_t j) {
@@ -566,9 +577,8 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
 #pragma unroll
         for (int i = 0; i < kLaneBuckets; ++i) counts[lane * kLaneBuckets + i] = 0;
         __syncwarp();
-        const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + j, w)) * a.column_pitch;
-        for (int k = lane; k <= 2 * r; k += 32)
-          atomicAdd(&counts[bucket_slot(col[rules::reflect101(y0 - r + k, h)] >> kFineLog2)], 1u);
+        const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(x0 + j) * a.column_pitch + y0;
+        for (int k = lane; k <= 2 * r; k += 32) atomicAdd(&counts[bucket_slot(col[k] >> kFineLog2)], 1u);
         __syncwarp();
         const std::uint32_t* mine = counts + lane * kLaneBuckets;
         *reinterpret_cast<uint4*>(coarse + static_cast<std::size_t>(j) * kBuckets + lane * kLaneBuckets) =
@@ -596,8 +606,8 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         const uint4 q = next;
         if (m < 2 * r && !kept_mode) next = column_buckets(j + 1);
         if constexpr (kPixels) {  // the column's samples, a row per lane
-          const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(rules::reflect101(xs - r + m, w)) * a.column_pitch;
-          for (int k = lane; k <= 2 * r; k += 32) add_count(win, col[rules::reflect101(y0 - r + k, h)], +1);
+          const std::uint16_t* col = tcols + static_cast<std::ptrdiff_t>(xs + m) * a.column_pitch + y0;
+          for (int k = lane; k <= 2 * r; k += 32) add_count(win, col[k], +1);
         }
 #pragma unroll
         for (int i = 0; i < kLaneBuckets; ++i) {
@@ -666,7 +676,7 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       // With 16-bit window counters the moving samples' path keeps the bucket counts two to a
       // word, moved by the columns' packed counts as they load (every true count fits 16 bits,
       // so the packed sums are exact).
-      const bool packed_mode = kPixels && sizeof(Count) == 2 && !clip;
+      constexpr bool packed_mode = kPixels && sizeof(Count) == 2 && !clip;
       std::uint32_t packed[kLaneBuckets / 2];
 #pragma unroll
       for (int i = 0; i < kLaneBuckets; ++i) {
@@ -676,16 +686,10 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
         // A bucket holding at most L samples has no bin above L.
         ex[i] = clip && !kept_mode && c[i] > limit ? bucket_excess(win + (lane + 32 * i) * kFine, limit) : 0u;
       }
-      // kPixels: this lane's window rows y - r + lane + 32 t (-1: none).
-      int rows[kPixels ? kRowsPerLane : 1];
-      if constexpr (kPixels) {
-#pragma unroll
-        for (int t = 0; t < kRowsPerLane; ++t) {
-          const int k = lane + 32 * t;
-          rows[t] = k <= 2 * r ? rules::reflect101(y - r + k, h) : -1;
-        }
-        __syncwarp();
-      }
+      // kPixels: this lane's window rows are y - r + lane + 32 t for t <= last_row (at padded
+      // rows y + lane + 32 t of the column-major bins).
+      const int last_row = (2 * r - lane) >> 5;
+      if constexpr (kPixels) __syncwarp();
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
       const int step = cur == 0 ? 1 : -1;
@@ -696,89 +700,85 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       auto leaving = [&](int at) {
         return static_cast<std::size_t>(warp * 32 + (step > 0 ? at - 1 : at + 1 + 2 * r));
       };
-      // The bucket counts of the next step's two columns are loaded one step ahead.
-      uint4 next_e = make_uint4(0, 0, 0, 0), next_l = next_e;
-      if (count > 1 && !kept_mode) {
-        next_e = column_buckets(entering(cur + step));
-        next_l = column_buckets(leaving(cur + step));
-      }
-      // kPixels: the bins entering and leaving at the next step, loaded a step ahead.
-      int next_enter[kPixels ? kRowsPerLane : 1] = {}, next_leave[kPixels ? kRowsPerLane : 1] = {};
-      auto load_samples = [&](int at) {
+      // What a step needs is loaded a step ahead: the entering and leaving columns' bucket
+      // counts, and (kPixels) the bins entering and leaving (rows past the window stay 0 in
+      // both, and cancel). Two sets take turns, so that a step loads into the set the step
+      // before it used, with no copies between them.
+      struct Ahead {
+        uint4 qe, ql;
+        int enter[kPixels ? kRowsPerLane : 1], leave[kPixels ? kRowsPerLane : 1];
+      };
+      Ahead odd{}, even{};
+      auto load_ahead = [&](Ahead& to, int at) {
+        if constexpr (!kept_mode) {
+          to.qe = column_buckets(entering(at));
+          to.ql = column_buckets(leaving(at));
+        }
         if constexpr (kPixels) {
-          const std::uint16_t* ce =
-              tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(entering(at)), w)) * a.column_pitch;
-          const std::uint16_t* cl =
-              tcols + static_cast<std::ptrdiff_t>(rules::reflect101(x0 - r + static_cast<int>(leaving(at)), w)) * a.column_pitch;
+          const std::uint16_t* ce = tcols + static_cast<std::ptrdiff_t>(x0 + static_cast<int>(entering(at))) * a.column_pitch + y + lane;
+          const std::uint16_t* cl = tcols + static_cast<std::ptrdiff_t>(x0 + static_cast<int>(leaving(at))) * a.column_pitch + y + lane;
 #pragma unroll
           for (int t = 0; t < kRowsPerLane; ++t)
-            if (rows[t] >= 0) {
-              next_enter[t] = ce[rows[t]];
-              next_leave[t] = cl[rows[t]];
+            if (t <= last_row) {
+              to.enter[t] = ce[32 * t];
+              to.leave[t] = cl[32 * t];
             }
         }
       };
-      if (count > 1) load_samples(cur + step);
-      int mine = 0;
-      for (int done = 0; done < count; ++done) {
-        if (done > 0) {  // the window one column on
-          cur += step;
-          const std::size_t je = entering(cur), jl = leaving(cur);
-          const uint4 qe = next_e, ql = next_l;
-          if (done + 1 < count && !kept_mode) {
-            next_e = column_buckets(entering(cur + step));
-            next_l = column_buckets(leaving(cur + step));
+      // The window one column on, with the set `now`, loading the next step's into `next`.
+      auto advance = [&](int done, Ahead& now, Ahead& next) {
+        cur += step;
+        const std::size_t je = entering(cur), jl = leaving(cur);
+        if (done + 1 < count) load_ahead(next, cur + step);
+        const uint4 qe = now.qe, ql = now.ql;
+        if constexpr (kPixels) {
+          if constexpr (!clip && !packed_mode)
+#pragma unroll
+            for (int i = 0; i < kLaneBuckets; ++i) c[i] += count_of(qe, i) - count_of(ql, i);
+          if constexpr (packed_mode) {
+            packed[0] += qe.x - ql.x;
+            packed[1] += qe.y - ql.y;
+            packed[2] += qe.z - ql.z;
+            packed[3] += qe.w - ql.w;
           }
-          if constexpr (kPixels) {
-            if (!clip && !packed_mode)
 #pragma unroll
-              for (int i = 0; i < kLaneBuckets; ++i) c[i] += count_of(qe, i) - count_of(ql, i);
-            if (packed_mode) {
-              packed[0] += qe.x - ql.x;
-              packed[1] += qe.y - ql.y;
-              packed[2] += qe.z - ql.z;
-              packed[3] += qe.w - ql.w;
+          for (int t = 0; t < kRowsPerLane; ++t) {
+            const int be = now.enter[t], bl = now.leave[t];
+            if (be == bl) continue;
+            if constexpr (clip) {
+              move_clipped(win, kept_of, be, bl, limit);
+            } else {
+              add_count(win, be, +1);
+              add_count(win, bl, -1);
             }
-            int enter_bins[kPixels ? kRowsPerLane : 1], leave_bins[kPixels ? kRowsPerLane : 1];
+          }
+          __syncwarp();
+          if constexpr (clip) {
+            const uint4* k4 = reinterpret_cast<const uint4*>(kept_of + lane * kLaneBuckets);
+            const uint4 lo = k4[0], hi = k4[1];
+            c[0] = lo.x, c[1] = lo.y, c[2] = lo.z, c[3] = lo.w;
+            c[4] = hi.x, c[5] = hi.y, c[6] = hi.z, c[7] = hi.w;
+          }
+        } else {
 #pragma unroll
-            for (int t = 0; t < kRowsPerLane; ++t) {
-              enter_bins[t] = next_enter[t];
-              leave_bins[t] = next_leave[t];
-            }
-            if (done + 1 < count) load_samples(cur + step);
-#pragma unroll
-            for (int t = 0; t < kRowsPerLane; ++t) {
-              if (rows[t] < 0) continue;
-              const int be = enter_bins[t], bl = leave_bins[t];
-              if (be == bl) continue;
-              if (!clip) {
-                add_count(win, be, +1);
-                add_count(win, bl, -1);
-              } else {
-                move_clipped(win, kept_of, be, bl, limit);
-              }
-            }
-            __syncwarp();
-            if (clip) {
-              const uint4* k4 = reinterpret_cast<const uint4*>(kept_of + lane * kLaneBuckets);
-              const uint4 lo = k4[0], hi = k4[1];
-              c[0] = lo.x, c[1] = lo.y, c[2] = lo.z, c[3] = lo.w;
-              c[4] = hi.x, c[5] = hi.y, c[6] = hi.z, c[7] = hi.w;
-            }
-          } else {
-#pragma unroll
-            for (int i = 0; i < kLaneBuckets; ++i) {
-              const std::uint32_t ne = count_of(qe, i), nl = count_of(ql, i);
-              if ((ne | nl) == 0) continue;
-              c[i] += ne - nl;
-              const int k = lane + 32 * i;
-              const std::uint32_t e = move_bucket(win + k * kFine, ne ? column_fine(je, k) : nullptr,
-                                                  nl ? column_fine(jl, k) : nullptr, clip, limit);
-              if (clip) ex[i] = e;
-            }
+          for (int i = 0; i < kLaneBuckets; ++i) {
+            const std::uint32_t ne = count_of(qe, i), nl = count_of(ql, i);
+            if ((ne | nl) == 0) continue;
+            c[i] += ne - nl;
+            const int k = lane + 32 * i;
+            const std::uint32_t e = move_bucket(win + k * kFine, ne ? column_fine(je, k) : nullptr,
+                                                nl ? column_fine(jl, k) : nullptr, clip, limit);
+            if constexpr (clip) ex[i] = e;
           }
         }
-        const int v = ahe_bin(a, srow[xs + cur]);
+      };
+      // Lane l's pixel is xs + l: its bin is handed to the steps by a shuffle, and the lane keeps
+      // the counts of its own window (below the centre, and the excess), from which it makes its
+      // code once the warp's 32 windows are done: one division per lane, not one per step.
+      const int own_bin = lane < count ? ahe_bin(a, srow[xs + lane]) : 0;
+      std::uint32_t own_below = 0, own_excess = 0;
+      auto evaluate = [&]() {
+        const int v = __shfl_sync(0xffffffffu, own_bin, cur);
         const int kv = v >> kFineLog2, top = v & (kFine - 1);
         std::uint32_t below = 0, excess = 0;  // kept_mode: the sum of the clipped counts
 #pragma unroll
@@ -792,20 +792,32 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
           below += clip ? min(hv, limit) : hv;
         }
         below = __reduce_add_sync(0xffffffffu, below);
-        std::uint32_t cdf = below;
-        if (clip) {
+        if constexpr (clip) {
           excess = __reduce_add_sync(0xffffffffu, excess);
           if (kept_mode) excess = static_cast<std::uint32_t>(a.n) - excess;
-          cdf = rules::clahe_cdf(below, excess, v, bins);
         }
-        const int code = final_code(window_code(a, cdf), a.limited, a.depth);
-        if (lane == cur) mine = code;
+        if (lane == cur) {
+          own_below = below;
+          own_excess = excess;
+        }
+      };
+      if (count > 1) load_ahead(odd, cur + step);
+      evaluate();
+      for (int done = 1; done < count; done += 2) {
+        advance(done, odd, even);
+        evaluate();
+        if (done + 1 == count) break;
+        advance(done + 1, even, odd);
+        evaluate();
       }
       __syncwarp();
 #pragma unroll
       for (int i = 0; i < kLaneBuckets; ++i) stage[lane * kLaneBuckets + i] = c[i];
-      if (lane < count)
-        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(mine << a.dst_shift);
+      if (lane < count) {
+        const std::uint32_t cdf = clip ? rules::clahe_cdf(own_below, own_excess, own_bin, bins) : own_below;
+        const int code = final_code(window_code(a, cdf), a.limited, a.depth);
+        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(code << a.dst_shift);
+      }
     }
     __syncthreads();  // every warp is done with the columns
     if constexpr (kPixels) continue;  // the next tile's counts overwrite these
@@ -1077,14 +1089,17 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   const std::size_t smem = static_cast<std::size_t>(kAdWarps) *
                            (static_cast<std::size_t>(bins) * (wide_counters ? 4 : 2) +
                             (rows_per_lane ? 2 : 1) * kBuckets * sizeof(std::uint32_t));
+  const bool clip = a.limit > 0;
   void (*kernel)(AheDepthArgs) = nullptr;
   switch (rows_per_lane) {
-    case 1: kernel = ahe_depth_kernel<std::uint16_t, 1>; break;
-    case 2: kernel = ahe_depth_kernel<std::uint16_t, 2>; break;
-    case 4: kernel = ahe_depth_kernel<std::uint16_t, 4>; break;
-    case 8: kernel = ahe_depth_kernel<std::uint16_t, 8>; break;
-    case 16: kernel = ahe_depth_kernel<std::uint32_t, 16>; break;
-    default: kernel = wide_counters ? ahe_depth_kernel<std::uint32_t, 0> : ahe_depth_kernel<std::uint16_t, 0>;
+    case 1: kernel = clip ? ahe_depth_kernel<std::uint16_t, 1, true> : ahe_depth_kernel<std::uint16_t, 1, false>; break;
+    case 2: kernel = clip ? ahe_depth_kernel<std::uint16_t, 2, true> : ahe_depth_kernel<std::uint16_t, 2, false>; break;
+    case 4: kernel = clip ? ahe_depth_kernel<std::uint16_t, 4, true> : ahe_depth_kernel<std::uint16_t, 4, false>; break;
+    case 8: kernel = clip ? ahe_depth_kernel<std::uint16_t, 8, true> : ahe_depth_kernel<std::uint16_t, 8, false>; break;
+    case 16: kernel = clip ? ahe_depth_kernel<std::uint32_t, 16, true> : ahe_depth_kernel<std::uint32_t, 16, false>; break;
+    default:
+      if (wide_counters) kernel = clip ? ahe_depth_kernel<std::uint32_t, 0, true> : ahe_depth_kernel<std::uint32_t, 0, false>;
+      else kernel = clip ? ahe_depth_kernel<std::uint16_t, 0, true> : ahe_depth_kernel<std::uint16_t, 0, false>;
   }
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
@@ -1120,13 +1135,13 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   }
   a.fine = fine_.get();
   a.coarse = coarse_.get();
-  if (rows_per_lane) {  // the planes' bins, column by column
-    a.column_pitch = (h + 63) / 64 * 64;
-    const std::size_t plane = static_cast<std::size_t>(a.column_pitch) * w;
+  if (rows_per_lane) {  // the planes' bins, column by column, padded by r on every side
+    a.column_pitch = (h + 2 * r + 31) / 32 * 32;
+    const std::size_t plane = static_cast<std::size_t>(a.column_pitch) * (w + 2 * r);
     columns_.reserve(plane * planes);
     for (int p = 0; p < planes; ++p) a.columns[p] = columns_.get() + p * plane;
     std::uint16_t* out = columns_.get();
-    transpose_bins_kernel<<<dim3(div_up(w, 32), div_up(h, 32), planes), dim3(32, 8), 0, stream>>>(
+    transpose_bins_kernel<<<dim3(div_up(w + 2 * r, 32), div_up(h + 2 * r, 32), planes), dim3(32, 8), 0, stream>>>(
         a, out, planes > 1 ? out + plane : out, planes > 2 ? out + 2 * plane : out);
     HAZEFREE_CUDA_CHECK_LAUNCH("transpose_bins_kernel");
   }
