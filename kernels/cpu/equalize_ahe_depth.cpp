@@ -11,7 +11,8 @@
 // are brought up to date lazily there (Perreault & Hebert, "Median filtering in constant time"):
 // from the columns entered and left since the bucket was last the centre's in this row, or summed
 // afresh over the 2r+1 columns when that reads fewer vectors. The column bins are laid out bucket
-// by bucket (a bucket's vectors of neighbouring columns are neighbours in memory) and also summed
+// by bucket (a bucket's vectors of neighbouring columns are neighbours in memory), in 8-bit
+// counters for windows of at most 255 rows (16-bit above), and also summed
 // per block of 8 columns and, for windows of 128 columns or more, per superblock of 64, so that a
 // run of columns reads few vectors whatever its length.
 //
@@ -52,6 +53,10 @@ constexpr int kAlignBytes = 64;            // of the arrays read as whole vector
 constexpr int kMaxBlockLog2 = 3;
 constexpr int kSuperLog2 = 6;
 constexpr int block_count_of(int width, int block_log2) { return ((width - 1) >> block_log2) + 1; }
+// Column histograms are built a group of columns at a time, all window rows of one group before
+// the next, so that the counters being written (a group's share of the histograms) stay in the
+// core's cache; row by row across the whole width, every count missed it.
+constexpr int kBuildGroup = 32;
 
 // The strip bodies are compiled twice on x86-64, for the baseline and for AVX2, and the AVX2 copy
 // is picked at run time. Everything they call that takes or returns a vector, lambdas included,
@@ -89,6 +94,9 @@ struct Lanes32 {
   friend Lanes32 operator-(const Lanes32& a, const Lanes32& b) { return {a.low - b.low, a.high - b.high}; }
   Lanes32& operator+=(const Lanes32& b) { return *this = *this + b; }
 };
+// A column line of 8-bit counters (windows of at most 255 rows), widened to 16 bits.
+typedef std::uint8_t ByteLanes __attribute__((vector_size(kLanes * sizeof(std::uint8_t))));
+HAZEFREE_AHE_DEPTH_INLINE ColumnLanes widen_bytes(const ByteLanes& v) { return __builtin_convertvector(v, ColumnLanes); }
 template <typename Count> struct LaneVector;
 template <> struct LaneVector<std::uint16_t> { using type = ColumnLanes; };
 template <> struct LaneVector<std::uint32_t> { using type = Lanes32; };
@@ -148,6 +156,14 @@ template <typename Count> struct Lanes {
   Lanes& operator+=(Lanes b) { return *this = *this + b; }
 };
 using ColumnLanes = Lanes<std::uint16_t>;
+struct ByteLanes {
+  std::uint8_t lane[kLanes];
+};
+HAZEFREE_AHE_DEPTH_INLINE ColumnLanes widen_bytes(const ByteLanes& v) {
+  ColumnLanes w;
+  for (int i = 0; i < kLanes; ++i) w.lane[i] = v.lane[i];
+  return w;
+}
 
 template <typename Count>
 HAZEFREE_AHE_DEPTH_INLINE Lanes<Count> widen(const ColumnLanes& v) {
@@ -240,15 +256,26 @@ template <> struct AheWindow<std::uint32_t> {
   static std::uint32_t* counts(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_buckets32); }
 };
 
+// The AHE column lines of a strip, in 8-bit counters for windows of at most 255 rows (their
+// counts fit, and half the bytes stay in cache), else 16-bit.
+template <typename Line> Line* column_lines(AheDepthEqualizer::AheScratch& s);
+template <> std::uint8_t* column_lines<std::uint8_t>(AheDepthEqualizer::AheScratch& s) {
+  return aligned_data(s.column_bins8);
+}
+template <> std::uint16_t* column_lines<std::uint16_t>(AheDepthEqualizer::AheScratch& s) {
+  return aligned_data(s.column_bins);
+}
+
 // The AHE column histograms of one strip: per image column, over the 2r+1 window rows, the count
 // of every bin (line (x, k): the 16 bins of bucket k, at (k * width + x) * 16), the same summed
 // per block of columns, and the count per bucket. Each strip leaves them all zero for the next.
+template <typename Line>
 struct AheColumns {
   int width, height, radius, buckets;
   int value_shift, bin_shift, max_code, block_log2;
   const std::uint16_t* src;
   std::size_t src_stride;
-  std::uint16_t* bins;
+  Line* bins;
   std::uint16_t* blocks;  // line (x >> block_log2, k) at (k * block_count + (x >> block_log2)) * 16
   std::uint16_t* supers;  // the same per superblock
   std::uint16_t* counts;  // column x at x * buckets
@@ -257,7 +284,7 @@ struct AheColumns {
   AheColumns(WideIn in, const Geometry& g, AheDepthEqualizer::AheScratch& s)
       : width(g.width), height(g.height), radius(g.radius), buckets(g.buckets), value_shift(in.shift),
         bin_shift(g.bin_shift), max_code(g.max_code), block_log2(g.block_log2), src(in.data),
-        src_stride(static_cast<std::size_t>(in.stride)), bins(aligned_data(s.column_bins)),
+        src_stride(static_cast<std::size_t>(in.stride)), bins(column_lines<Line>(s)),
         blocks(aligned_data(s.block_bins)), supers(aligned_data(s.super_bins)),
         counts(aligned_data(s.column_buckets)), block_count(block_count_of(g.width, g.block_log2)),
         super_log2(g.super_log2), super_count(g.super_log2 ? block_count_of(g.width, g.super_log2) : 0) {}
@@ -268,7 +295,7 @@ struct AheColumns {
   HAZEFREE_AHE_DEPTH_INLINE const std::uint16_t* row(int y) const {
     return src + static_cast<std::size_t>(rules::reflect101(y, height)) * src_stride;
   }
-  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* line(int x, int k) const {
+  HAZEFREE_AHE_DEPTH_INLINE Line* line(int x, int k) const {
     return bins + (static_cast<std::size_t>(k) * width + x) * kLanes;
   }
   HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* block_line(int block, int k) const {
@@ -284,7 +311,7 @@ struct AheColumns {
   // One sample of bin b in column x more (step 1) or less (step -1).
   HAZEFREE_AHE_DEPTH_INLINE void count(int x, int b, int step) {
     const int k = b >> kLanesLog2, lane = b & (kLanes - 1);
-    line(x, k)[lane] = static_cast<std::uint16_t>(line(x, k)[lane] + step);
+    line(x, k)[lane] = static_cast<Line>(line(x, k)[lane] + step);
     std::uint16_t* block = block_line(x >> block_log2, k) + lane;
     *block = static_cast<std::uint16_t>(*block + step);
     if (super_log2 != 0) {
@@ -294,12 +321,15 @@ struct AheColumns {
     std::uint16_t* c = column_counts(x) + k;
     *c = static_cast<std::uint16_t>(*c + step);
   }
-  // The window rows of row y.
+  // The window rows of row y, kBuildGroup columns at a time.
   void build(int y) {
     std::memset(counts, 0, static_cast<std::size_t>(width) * buckets * sizeof(std::uint16_t));
-    for (int j = -radius; j <= radius; ++j) {
-      const std::uint16_t* r = row(y + j);
-      for (int x = 0; x < width; ++x) count(x, bin_of(r[x]), 1);
+    for (int x0 = 0; x0 < width; x0 += kBuildGroup) {
+      const int x1 = std::min(width, x0 + kBuildGroup);
+      for (int j = -radius; j <= radius; ++j) {
+        const std::uint16_t* r = row(y + j);
+        for (int x = x0; x < x1; ++x) count(x, bin_of(r[x]), 1);
+      }
     }
   }
   // The window at x = 0 of the rows built: its count per bucket.
@@ -327,7 +357,7 @@ struct AheColumns {
   // Zero the bin counts, which lie in buckets [lo, hi] (those of the rows last built or moved to).
   void clear(int lo, int hi) {
     const std::size_t span = static_cast<std::size_t>(hi - lo + 1) * kLanes * sizeof(std::uint16_t);
-    std::memset(line(0, lo), 0, span * width);
+    std::memset(line(0, lo), 0, span / sizeof(std::uint16_t) * sizeof(Line) * width);
     std::memset(block_line(0, lo), 0, span * block_count);
     if (super_log2 != 0) std::memset(super_line(0, lo), 0, span * super_count);
   }
@@ -343,7 +373,10 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
   // Without superblocks, one longer than any run (no frame is 2^24 columns wide), whose doubling
   // still fits an int.
   const int super_log2 = g.super_log2 ? g.super_log2 : 24, super = 1 << super_log2;
-  AheColumns columns(src, g, ws);
+  // 16-bit window counters go with windows of at most 255 rows (255^2 < 65536 < 257^2), whose
+  // column counts fit 8 bits.
+  using Line = std::conditional_t<std::is_same_v<Count, std::uint16_t>, std::uint8_t, std::uint16_t>;
+  AheColumns<Line> columns(src, g, ws);
   std::uint32_t* left = ws.left_buckets.data();
   Count* hist = AheWindow<Count>::bins(ws);     // per bucket, its window bins at x = stamp
   Count* counts = AheWindow<Count>::counts(ws);  // the window's count per bucket
@@ -351,19 +384,23 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
   auto lanes_at = [](const std::uint16_t* p) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
     return widen<Count>(load_lanes<ColumnLanes>(p));
   };
+  auto line_lanes = [](const Line* p) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
+    if constexpr (std::is_same_v<Line, std::uint8_t>) return widen<Count>(widen_bytes(load_lanes<ByteLanes>(p)));
+    else return widen<Count>(load_lanes<ColumnLanes>(p));
+  };
   // The bins of bucket k summed over columns [a, b] of the frame, whole superblocks and blocks
   // where they fit.
   auto run_sum = [&](int k, int a, int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
-    const std::uint16_t* lines = columns.line(0, k);
+    const Line* lines = columns.line(0, k);
     const std::uint16_t* block_lines = columns.block_line(0, k);
     const std::uint16_t* super_lines = columns.super_line(0, k);
     V sum{};
-    for (; a <= b && (a & (block - 1)) != 0; ++a) sum += lanes_at(lines + a * kLanes);
+    for (; a <= b && (a & (block - 1)) != 0; ++a) sum += line_lanes(lines + a * kLanes);
     for (; a + block - 1 <= b && (a & (super - 1)) != 0; a += block)
       sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
     for (; a + super - 1 <= b; a += super) sum += lanes_at(super_lines + (a >> super_log2) * kLanes);
     for (; a + block - 1 <= b; a += block) sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
-    for (; a <= b; ++a) sum += lanes_at(lines + a * kLanes);
+    for (; a <= b; ++a) sum += line_lanes(lines + a * kLanes);
     return sum;
   };
   // The same over columns reflect101(a .. b), -width < a <= b < 2 * width - 1.
@@ -469,15 +506,20 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const G
   const Count limit = static_cast<Count>(g.limit);
   auto row_of = [&](int y) { return src.data + static_cast<std::size_t>(y) * src.stride; };
 
-  // Column histograms of the window rows around y_begin, and the window at x = 0.
-  std::fill(ws.fine.begin(), ws.fine.end(), std::uint16_t{0});
-  std::fill(ws.coarse.begin(), ws.coarse.end(), std::uint16_t{0});
-  for (int j = -r; j <= r; ++j) {
-    const std::uint16_t* row = row_of(rules::reflect101(y_begin + j, height));
-    for (int x = 0; x < width; ++x) {
-      const int b = bin_of(row[x]);
-      ++fine[static_cast<std::size_t>(x) * bins + b];
-      ++coarse[static_cast<std::size_t>(x) * buckets + (b >> kBucketLog2)];
+  // Column histograms of the window rows around y_begin (kBuildGroup columns at a time), and
+  // the window at x = 0.
+  for (int x0 = 0; x0 < width; x0 += kBuildGroup) {
+    const int x1 = std::min(width, x0 + kBuildGroup);
+    std::fill(fine + static_cast<std::size_t>(x0) * bins, fine + static_cast<std::size_t>(x1) * bins, std::uint16_t{0});
+    std::fill(coarse + static_cast<std::size_t>(x0) * buckets, coarse + static_cast<std::size_t>(x1) * buckets,
+              std::uint16_t{0});
+    for (int j = -r; j <= r; ++j) {
+      const std::uint16_t* row = row_of(rules::reflect101(y_begin + j, height));
+      for (int x = x0; x < x1; ++x) {
+        const int b = bin_of(row[x]);
+        ++fine[static_cast<std::size_t>(x) * bins + b];
+        ++coarse[static_cast<std::size_t>(x) * buckets + (b >> kBucketLog2)];
+      }
     }
   }
   std::fill(left_fine, left_fine + bins, Count{0});
@@ -613,7 +655,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
 
   const int count = std::max(1, std::min(threads_, height));
   if (static_cast<int>(strips_.size()) != count || width != width_ || depth != depth_ || clip != clip_ ||
-      block_log2 != block_log2_ || super_log2 != super_log2_) {
+      block_log2 != block_log2_ || super_log2 != super_log2_ || wide_counters != wide_counters_) {
     strips_.assign(static_cast<std::size_t>(count), Strip{});
     const std::size_t w = static_cast<std::size_t>(width);
     for (Strip& s : strips_) {
@@ -632,7 +674,8 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
         c.bucket_excess16.assign(static_cast<std::size_t>(buckets), 0);
       } else {
         AheScratch& a = s.ahe;
-        assign_aligned(a.column_bins, w * bins);
+        if (wide_counters) assign_aligned(a.column_bins, w * bins);
+        else assign_aligned(a.column_bins8, w * bins);
         assign_aligned(a.block_bins, static_cast<std::size_t>(block_count_of(width, block_log2)) * bins);
         if (super_log2 != 0)
           assign_aligned(a.super_bins, static_cast<std::size_t>(block_count_of(width, super_log2)) * bins);
@@ -650,6 +693,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
     clip_ = clip;
     block_log2_ = block_log2;
     super_log2_ = super_log2;
+    wide_counters_ = wide_counters;
   }
 
   Geometry g{width, height, radius, n, limit, bins, buckets, bin_shift, block_log2, super_log2, rules::depth_max_code(depth),

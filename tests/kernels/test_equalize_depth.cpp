@@ -454,6 +454,23 @@ TEST_CASE("ahe at depth: a window of more than 65535 pixels (32-bit counters, co
   }
 }
 
+TEST_CASE("ahe at depth: a window of 255 rows with all of a column in one bin (8-bit column counts full)") {
+  // A nearly flat frame: most columns count 255 samples of one bin, the most their 8-bit column
+  // counters hold; a few outliers move in and out.
+  const int d = 12;
+  Image in = make_image(PixelFormat::gray8, 140, 129, d);
+  fill_random(in.view(), 99u, 300, 300);
+  const int shift = sample_shift(in.view());
+  for (int i = 0; i < 40; ++i)
+    sample_row(in.view().planes[0], (i * 53) % 129)[(i * 37) % 140] = static_cast<std::uint16_t>((268 + 16 * (i % 5)) << shift);
+  const Wide bits = wide_of(in.view(), 0);
+  for (float clip : {0.f, 2.f}) {
+    CAPTURE(clip);
+    const Image out = ahe_frame(in.view(), 255, clip);
+    CHECK(count_differences(oracle::ahe_depth(bits, d, 255, clip), wide_of(out.view(), 0), "ahe flat 255") == 0);
+  }
+}
+
 TEST_CASE("ahe at depth: YUV luma with the limited-range mapping, P010, and rgb mode") {
   for (PixelFormat f : {PixelFormat::yuv420p, PixelFormat::nv12}) {
     for (float clip : {0.f, 2.f}) {
