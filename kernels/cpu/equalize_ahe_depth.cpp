@@ -79,11 +79,9 @@ constexpr std::int64_t kMaxTableWindow = 16384;
 // The 16 counters of one bucket as one value: a GCC (12 on) or Clang vector (one AVX2 register of
 // 16-bit lanes), or a plain array elsewhere. Arithmetic wraps in the counter type.
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
-#if !defined(__clang__)
-// Nothing here passes a vector across a call (see HAZEFREE_AHE_DEPTH_INLINE), so GCC's note on
-// the vector ABI without AVX does not apply.
+// Nothing here passes a vector across a call (see HAZEFREE_AHE_DEPTH_INLINE), so the compilers'
+// note on the vector ABI without AVX (GCC's and Clang's -Wpsabi) does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 typedef std::uint16_t ColumnLanes __attribute__((vector_size(kLanes * sizeof(std::uint16_t))));
 // 32-bit counters as two vectors of 8 (one AVX2 register each; GCC splits wider generic vectors
 // through memory).
@@ -356,10 +354,10 @@ struct AheColumns {
   }
   // Zero the bin counts, which lie in buckets [lo, hi] (those of the rows last built or moved to).
   void clear(int lo, int hi) {
-    const std::size_t span = static_cast<std::size_t>(hi - lo + 1) * kLanes * sizeof(std::uint16_t);
-    std::memset(line(0, lo), 0, span / sizeof(std::uint16_t) * sizeof(Line) * width);
-    std::memset(block_line(0, lo), 0, span * block_count);
-    if (super_log2 != 0) std::memset(super_line(0, lo), 0, span * super_count);
+    const std::size_t counters = static_cast<std::size_t>(hi - lo + 1) * kLanes;  // per column, block, superblock
+    std::memset(line(0, lo), 0, counters * width * sizeof(Line));
+    std::memset(block_line(0, lo), 0, counters * block_count * sizeof(std::uint16_t));
+    if (super_log2 != 0) std::memset(super_line(0, lo), 0, counters * super_count * sizeof(std::uint16_t));
   }
 };
 

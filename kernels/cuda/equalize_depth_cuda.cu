@@ -89,7 +89,8 @@ __global__ void __launch_bounds__(kHistThreads, kHistBlocksPerSm) he_depth_histo
   const unsigned lo = blockIdx.z * slice_bins;
   const unsigned mask = a.bins - 1, shift = a.shift;
   std::uint32_t* lane_hist = s_hist + (threadIdx.x % 32) % copies;
-  // A sample's bin from its two-byte word's bits [shift, shift + depth), read in place in the
+  // One sample of bin `bin` (kSliced: counted only where it falls in this block's slice). The
+  // loops below take each bin from its sample's bits [shift, shift + depth) in place, in the
   // word of two samples.
   auto count = [&](unsigned bin) {
     if (kSliced) {
@@ -689,7 +690,6 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
       // kPixels: this lane's window rows are y - r + lane + 32 t for t <= last_row (at padded
       // rows y + lane + 32 t of the column-major bins).
       const int last_row = (2 * r - lane) >> 5;
-      if constexpr (kPixels) __syncwarp();
       const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
       const int step = cur == 0 ? 1 : -1;
@@ -836,6 +836,12 @@ __global__ void __launch_bounds__(kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
     }
     __syncthreads();
   }
+}
+
+// The AHE (clip false) or CLAHE instance of ahe_depth_kernel<Count, kRowsPerLane>.
+template <typename Count, int kRowsPerLane>
+void (*ahe_depth_instance(bool clip))(AheDepthArgs) {
+  return clip ? ahe_depth_kernel<Count, kRowsPerLane, true> : ahe_depth_kernel<Count, kRowsPerLane, false>;
 }
 
 // ---- colour routing at depth ----------------------------------------------------------------
@@ -1092,14 +1098,12 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   const bool clip = a.limit > 0;
   void (*kernel)(AheDepthArgs) = nullptr;
   switch (rows_per_lane) {
-    case 1: kernel = clip ? ahe_depth_kernel<std::uint16_t, 1, true> : ahe_depth_kernel<std::uint16_t, 1, false>; break;
-    case 2: kernel = clip ? ahe_depth_kernel<std::uint16_t, 2, true> : ahe_depth_kernel<std::uint16_t, 2, false>; break;
-    case 4: kernel = clip ? ahe_depth_kernel<std::uint16_t, 4, true> : ahe_depth_kernel<std::uint16_t, 4, false>; break;
-    case 8: kernel = clip ? ahe_depth_kernel<std::uint16_t, 8, true> : ahe_depth_kernel<std::uint16_t, 8, false>; break;
-    case 16: kernel = clip ? ahe_depth_kernel<std::uint32_t, 16, true> : ahe_depth_kernel<std::uint32_t, 16, false>; break;
-    default:
-      if (wide_counters) kernel = clip ? ahe_depth_kernel<std::uint32_t, 0, true> : ahe_depth_kernel<std::uint32_t, 0, false>;
-      else kernel = clip ? ahe_depth_kernel<std::uint16_t, 0, true> : ahe_depth_kernel<std::uint16_t, 0, false>;
+    case 1: kernel = ahe_depth_instance<std::uint16_t, 1>(clip); break;
+    case 2: kernel = ahe_depth_instance<std::uint16_t, 2>(clip); break;
+    case 4: kernel = ahe_depth_instance<std::uint16_t, 4>(clip); break;
+    case 8: kernel = ahe_depth_instance<std::uint16_t, 8>(clip); break;
+    case 16: kernel = ahe_depth_instance<std::uint32_t, 16>(clip); break;
+    default: kernel = wide_counters ? ahe_depth_instance<std::uint32_t, 0>(clip) : ahe_depth_instance<std::uint16_t, 0>(clip);
   }
   HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)));
