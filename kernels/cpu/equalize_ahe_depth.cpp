@@ -11,10 +11,15 @@
 // are brought up to date lazily there (Perreault & Hebert, "Median filtering in constant time"):
 // from the columns entered and left since the bucket was last the centre's in this row, or summed
 // afresh over the 2r+1 columns when that reads fewer vectors. The column bins are laid out bucket
-// by bucket (a bucket's vectors of neighbouring columns are neighbours in memory), in 8-bit
-// counters for windows of at most 255 rows (16-bit above), and also summed
-// per block of 8 columns and, for windows of 128 columns or more, per superblock of 64, so that a
-// run of columns reads few vectors whatever its length.
+// by bucket (a bucket's vectors of neighbouring columns are neighbours in memory), each column's
+// holding the sum from the start of its block of 4 or 8 columns (in 8-bit counters for windows of
+// at most 63 rows, 16-bit above), and are also summed per superblock of 64 columns for windows of
+// 128 columns or more: a run of columns reads the prefix at each block end it passes (or one
+// superblock per 64 columns), the prefix at its own end and, unless it starts a block, the one
+// before its start. (Plain column lines with separate block sums read a line per column at both
+// ends of a run. With prefix lines each strip builds its column histograms counting every sample
+// once and summing afterwards, which matters for tall windows on many threads: 63 -> 47 ms at
+// 511 rows on 16 threads.)
 //
 // CLAHE: the total excess is needed at every pixel, so every bin of the window must stay up to
 // date. The bins are in buckets of 64, and every column also counts its pixels per bucket. Moving
@@ -48,9 +53,11 @@ constexpr int kLanes = 1 << kLanesLog2;  // AHE: bins per bucket, one vector
 constexpr int kBucketLog2 = 6;
 constexpr int kBucket = 1 << kBucketLog2;  // CLAHE: bins per bucket
 constexpr int kAlignBytes = 64;            // of the arrays read as whole vectors
-// AHE: columns per block, 8 while a block's counts fit 16 bits (fewer for windows over 8191), and
-// per superblock, 64, for windows of 128..1023 columns.
+// AHE: columns per block, up to 8 while a block's counts fit the line counters, and per
+// superblock, 64, for windows of 128..1023 columns; 8-bit line counters for windows of at most
+// 63 rows (blocks of 4 columns or more).
 constexpr int kMaxBlockLog2 = 3;
+constexpr int kMaxByteLineSide = 63;
 constexpr int kSuperLog2 = 6;
 constexpr int block_count_of(int width, int block_log2) { return ((width - 1) >> block_log2) + 1; }
 // Column histograms are built a group of columns at a time, all window rows of one group before
@@ -264,9 +271,11 @@ template <> std::uint16_t* column_lines<std::uint16_t>(AheDepthEqualizer::AheScr
   return aligned_data(s.column_bins);
 }
 
-// The AHE column histograms of one strip: per image column, over the 2r+1 window rows, the count
-// of every bin (line (x, k): the 16 bins of bucket k, at (k * width + x) * 16), the same summed
-// per block of columns, and the count per bucket. Each strip leaves them all zero for the next.
+// The AHE column histograms of one strip, over the 2r+1 window rows. Per image column x and
+// bucket k, a line of 16 bins (at (k * width + x) * 16) holding the counts of columns
+// block_start(x) .. x summed (a prefix within the block of columns), so that any run of columns
+// within a block is one line less another; the same per superblock of columns (plain sums), and
+// the count per bucket of each column. Each strip leaves them all zero for the next.
 template <typename Line>
 struct AheColumns {
   int width, height, radius, buckets;
@@ -274,18 +283,16 @@ struct AheColumns {
   const std::uint16_t* src;
   std::size_t src_stride;
   Line* bins;
-  std::uint16_t* blocks;  // line (x >> block_log2, k) at (k * block_count + (x >> block_log2)) * 16
-  std::uint16_t* supers;  // the same per superblock
+  std::uint16_t* supers;  // line (x >> super_log2, k) at (k * super_count + (x >> super_log2)) * 16
   std::uint16_t* counts;  // column x at x * buckets
-  int block_count, super_log2, super_count;
+  int super_log2, super_count;
 
   AheColumns(WideIn in, const Geometry& g, AheDepthEqualizer::AheScratch& s)
       : width(g.width), height(g.height), radius(g.radius), buckets(g.buckets), value_shift(in.shift),
         bin_shift(g.bin_shift), max_code(g.max_code), block_log2(g.block_log2), src(in.data),
         src_stride(static_cast<std::size_t>(in.stride)), bins(column_lines<Line>(s)),
-        blocks(aligned_data(s.block_bins)), supers(aligned_data(s.super_bins)),
-        counts(aligned_data(s.column_buckets)), block_count(block_count_of(g.width, g.block_log2)),
-        super_log2(g.super_log2), super_count(g.super_log2 ? block_count_of(g.width, g.super_log2) : 0) {}
+        supers(aligned_data(s.super_bins)), counts(aligned_data(s.column_buckets)), super_log2(g.super_log2),
+        super_count(g.super_log2 ? block_count_of(g.width, g.super_log2) : 0) {}
 
   HAZEFREE_AHE_DEPTH_INLINE int bin_of(std::uint16_t sample) const {
     return sample_bin(sample, value_shift, max_code, bin_shift);
@@ -296,22 +303,21 @@ struct AheColumns {
   HAZEFREE_AHE_DEPTH_INLINE Line* line(int x, int k) const {
     return bins + (static_cast<std::size_t>(k) * width + x) * kLanes;
   }
-  HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* block_line(int block, int k) const {
-    return blocks + (static_cast<std::size_t>(k) * block_count + block) * kLanes;
-  }
   HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* super_line(int super, int k) const {
     return supers + (static_cast<std::size_t>(k) * super_count + super) * kLanes;
   }
   HAZEFREE_AHE_DEPTH_INLINE std::uint16_t* column_counts(int x) const {
     return counts + static_cast<std::size_t>(x) * buckets;
   }
+  // The last column of x's block.
+  HAZEFREE_AHE_DEPTH_INLINE int block_end(int x) const { return std::min(x | ((1 << block_log2) - 1), width - 1); }
 
-  // One sample of bin b in column x more (step 1) or less (step -1).
+  // One sample of bin b in column x more (step 1) or less (step -1): the prefix lines from x to
+  // the end of its block, the superblock and the column's bucket count.
   HAZEFREE_AHE_DEPTH_INLINE void count(int x, int b, int step) {
     const int k = b >> kLanesLog2, lane = b & (kLanes - 1);
-    line(x, k)[lane] = static_cast<Line>(line(x, k)[lane] + step);
-    std::uint16_t* block = block_line(x >> block_log2, k) + lane;
-    *block = static_cast<std::uint16_t>(*block + step);
+    Line* p = line(x, k) + lane;
+    for (int c = block_end(x) - x; c >= 0; --c, p += kLanes) *p = static_cast<Line>(*p + step);
     if (super_log2 != 0) {
       std::uint16_t* super = super_line(x >> super_log2, k) + lane;
       *super = static_cast<std::uint16_t>(*super + step);
@@ -319,14 +325,37 @@ struct AheColumns {
     std::uint16_t* c = column_counts(x) + k;
     *c = static_cast<std::uint16_t>(*c + step);
   }
-  // The window rows of row y, kBuildGroup columns at a time.
-  void build(int y) {
+  // The window rows of row y, whose bins lie in buckets [lo, hi], kBuildGroup columns at a time:
+  // each sample counted in its column's own line and bucket count, then the group's lines made
+  // prefixes within their blocks and its superblocks summed from the block totals.
+  void build(int y, int lo, int hi) {
     std::memset(counts, 0, static_cast<std::size_t>(width) * buckets * sizeof(std::uint16_t));
     for (int x0 = 0; x0 < width; x0 += kBuildGroup) {
       const int x1 = std::min(width, x0 + kBuildGroup);
       for (int j = -radius; j <= radius; ++j) {
         const std::uint16_t* r = row(y + j);
-        for (int x = x0; x < x1; ++x) count(x, bin_of(r[x]), 1);
+        for (int x = x0; x < x1; ++x) {
+          const int b = bin_of(r[x]);
+          const int k = b >> kLanesLog2;
+          Line* p = line(x, k) + (b & (kLanes - 1));
+          *p = static_cast<Line>(*p + 1);
+          std::uint16_t* c = column_counts(x) + k;
+          *c = static_cast<std::uint16_t>(*c + 1);
+        }
+      }
+      for (int k = lo; k <= hi; ++k) {
+        for (int x = x0; x < x1; ++x) {
+          if ((x & ((1 << block_log2) - 1)) != 0) {
+            Line* p = line(x, k);
+            const Line* q = p - kLanes;
+            for (int i = 0; i < kLanes; ++i) p[i] = static_cast<Line>(p[i] + q[i]);
+          }
+          if (super_log2 != 0 && x == block_end(x)) {
+            std::uint16_t* s = super_line(x >> super_log2, k);
+            const Line* q = line(x, k);
+            for (int i = 0; i < kLanes; ++i) s[i] = static_cast<std::uint16_t>(s[i] + q[i]);
+          }
+        }
       }
     }
   }
@@ -354,16 +383,15 @@ struct AheColumns {
   }
   // Zero the bin counts, which lie in buckets [lo, hi] (those of the rows last built or moved to).
   void clear(int lo, int hi) {
-    const std::size_t counters = static_cast<std::size_t>(hi - lo + 1) * kLanes;  // per column, block, superblock
+    const std::size_t counters = static_cast<std::size_t>(hi - lo + 1) * kLanes;  // per column, superblock
     std::memset(line(0, lo), 0, counters * width * sizeof(Line));
-    std::memset(block_line(0, lo), 0, counters * block_count * sizeof(std::uint16_t));
     if (super_log2 != 0) std::memset(super_line(0, lo), 0, counters * super_count * sizeof(std::uint16_t));
   }
 };
 
-// AHE, rows [y_begin, y_end). Running sums in Count wrap but never exceed n, so they come out
-// exact.
-template <typename Count>
+// AHE, rows [y_begin, y_end), with column lines of Line counters. Running sums in Count wrap but
+// never exceed n, so they come out exact.
+template <typename Count, typename Line>
 HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                               int y_end, AheDepthEqualizer::AheScratch& ws) {
   using V = Lanes<Count>;
@@ -371,9 +399,6 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
   // Without superblocks, one longer than any run (no frame is 2^24 columns wide), whose doubling
   // still fits an int.
   const int super_log2 = g.super_log2 ? g.super_log2 : 24, super = 1 << super_log2;
-  // 16-bit window counters go with windows of at most 255 rows (255^2 < 65536 < 257^2), whose
-  // column counts fit 8 bits.
-  using Line = std::conditional_t<std::is_same_v<Count, std::uint16_t>, std::uint8_t, std::uint16_t>;
   AheColumns<Line> columns(src, g, ws);
   std::uint32_t* left = ws.left_buckets.data();
   Count* hist = AheWindow<Count>::bins(ws);     // per bucket, its window bins at x = stamp
@@ -386,20 +411,25 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
     if constexpr (std::is_same_v<Line, std::uint8_t>) return widen<Count>(widen_bytes(load_lanes<ByteLanes>(p)));
     else return widen<Count>(load_lanes<ColumnLanes>(p));
   };
-  // The bins of bucket k summed over columns [a, b] of the frame, whole superblocks and blocks
-  // where they fit.
+  // The bins of bucket k summed over columns [a, b] of the frame: the prefix lines at the ends of
+  // the blocks in between (or their superblocks where whole ones fit), less the prefix before a.
   auto run_sum = [&](int k, int a, int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
-    const Line* lines = columns.line(0, k);
-    const std::uint16_t* block_lines = columns.block_line(0, k);
-    const std::uint16_t* super_lines = columns.super_line(0, k);
     V sum{};
-    for (; a <= b && (a & (block - 1)) != 0; ++a) sum += line_lanes(lines + a * kLanes);
-    for (; a + block - 1 <= b && (a & (super - 1)) != 0; a += block)
-      sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
-    for (; a + super - 1 <= b; a += super) sum += lanes_at(super_lines + (a >> super_log2) * kLanes);
-    for (; a + block - 1 <= b; a += block) sum += lanes_at(block_lines + (a >> block_log2) * kLanes);
-    for (; a <= b; ++a) sum += line_lanes(lines + a * kLanes);
-    return sum;
+    if (a > b) return sum;
+    const Line* lines = columns.line(0, k);
+    auto prefix = [lines, &line_lanes](int x) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
+      return line_lanes(lines + static_cast<std::size_t>(x) * kLanes);
+    };
+    if ((a & (block - 1)) != 0) sum = sum - prefix(a - 1);
+    const int b_start = b & ~(block - 1);  // the start of b's block
+    if (a < b_start) {
+      a &= ~(block - 1);
+      const std::uint16_t* super_lines = columns.super_line(0, k);
+      for (; a < b_start && (a & (super - 1)) != 0; a += block) sum += prefix(a + block - 1);
+      for (; a + super <= b_start; a += super) sum += lanes_at(super_lines + (a >> super_log2) * kLanes);
+      for (; a < b_start; a += block) sum += prefix(a + block - 1);
+    }
+    return sum + prefix(b);
   };
   // The same over columns reflect101(a .. b), -width < a <= b < 2 * width - 1.
   auto reflected_sum = [&](int k, int a, int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
@@ -410,15 +440,15 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
   };
   // About how many vectors run_sum reads over n columns.
   auto run_cost = [=](int n) {
-    if (n < 2 * block) return n;
-    if (n < 2 * super) return (n >> block_log2) + block;
-    return (n >> super_log2) + (super >> block_log2) + block;
+    if (n < 2 * super) return 2 + (n >> block_log2);
+    return 2 + (n >> super_log2) + 2 * (super >> block_log2);
   };
   const int window_cost = run_cost(2 * r + 1);
 
-  columns.build(y_begin);
-  columns.sum_left(left);
   int lo = 0, hi = 0;
+  bucket_range(g, y_begin, lo, hi);
+  columns.build(y_begin, lo, hi);
+  columns.sum_left(left);
   for (int y = y_begin; y < y_end; ++y) {
     if (y > y_begin) columns.move_down(y, left);
     bucket_range(g, y, lo, hi);
@@ -602,36 +632,40 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const G
 
 using StripFunction = void (*)(WideIn, WideOut, const Geometry&, int, int, AheDepthEqualizer::Strip&);
 
-template <typename Count, bool kClip>
+// Line: the counter of the AHE column lines (CLAHE has none of its own and takes uint16_t).
+template <typename Count, typename Line, bool kClip>
 HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                           int y_end, AheDepthEqualizer::Strip& ws) {
-  if (kClip) clahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.clahe);
-  else ahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.ahe);
+  if constexpr (kClip) clahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.clahe);
+  else ahe_strip_body<Count, Line>(src, dst, g, y_begin, y_end, ws.ahe);
 }
 
-template <typename Count, bool kClip>
+template <typename Count, typename Line, bool kClip>
 void strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
                     AheDepthEqualizer::Strip& ws) {
-  strip_body<Count, kClip>(src, dst, g, y0, y1, ws);
+  strip_body<Count, Line, kClip>(src, dst, g, y0, y1, ws);
 }
 #if HAZEFREE_AHE_DEPTH_AVX2
-template <typename Count, bool kClip>
+template <typename Count, typename Line, bool kClip>
 __attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0,
                                                 int y1, AheDepthEqualizer::Strip& ws) {
-  strip_body<Count, kClip>(src, dst, g, y0, y1, ws);
+  strip_body<Count, Line, kClip>(src, dst, g, y0, y1, ws);
 }
 #endif
 
-template <typename Count>
-StripFunction pick_strip(bool clip) {
+template <typename Count, typename Line, bool kClip>
+StripFunction pick_strip() {
 #if HAZEFREE_AHE_DEPTH_AVX2
-  if (__builtin_cpu_supports("avx2")) return clip ? strip_avx2<Count, true> : strip_avx2<Count, false>;
+  if (__builtin_cpu_supports("avx2")) return strip_avx2<Count, Line, kClip>;
 #endif
-  return clip ? strip_baseline<Count, true> : strip_baseline<Count, false>;
+  return strip_baseline<Count, Line, kClip>;
 }
 
-StripFunction pick_strip(bool wide_counters, bool clip) {
-  return wide_counters ? pick_strip<std::uint32_t>(clip) : pick_strip<std::uint16_t>(clip);
+StripFunction pick_strip(bool wide_counters, bool byte_lines, bool clip) {
+  using std::uint8_t, std::uint16_t, std::uint32_t;
+  if (clip) return wide_counters ? pick_strip<uint32_t, uint16_t, true>() : pick_strip<uint16_t, uint16_t, true>();
+  if (wide_counters) return pick_strip<uint32_t, uint16_t, false>();
+  return byte_lines ? pick_strip<uint16_t, uint8_t, false>() : pick_strip<uint16_t, uint16_t, false>();
 }
 
 }  // namespace
@@ -647,13 +681,18 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
   if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
   const std::int64_t n = side * side;
   const bool wide_counters = n > 65535;
+  // AHE column lines: 8-bit counters while a block of at least 4 columns fits them (windows of
+  // at most 63 rows), else 16-bit; the block as long as its prefix sums fit, up to 8 columns.
+  const bool byte_lines = side <= kMaxByteLineSide;
+  const std::int64_t line_max = byte_lines ? 255 : 65535;
   int block_log2 = 0;
-  while (block_log2 < kMaxBlockLog2 && (side << (block_log2 + 1)) <= 65535) ++block_log2;
+  while (block_log2 < kMaxBlockLog2 && (side << (block_log2 + 1)) <= line_max) ++block_log2;
   const int super_log2 = side >= (2 << kSuperLog2) && (side << kSuperLog2) <= 65535 ? kSuperLog2 : 0;
 
   const int count = std::max(1, std::min(threads_, height));
   if (static_cast<int>(strips_.size()) != count || width != width_ || depth != depth_ || clip != clip_ ||
-      block_log2 != block_log2_ || super_log2 != super_log2_ || wide_counters != wide_counters_) {
+      block_log2 != block_log2_ || super_log2 != super_log2_ || wide_counters != wide_counters_ ||
+      byte_lines != byte_lines_) {
     strips_.assign(static_cast<std::size_t>(count), Strip{});
     const std::size_t w = static_cast<std::size_t>(width);
     for (Strip& s : strips_) {
@@ -672,9 +711,8 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
         c.bucket_excess16.assign(static_cast<std::size_t>(buckets), 0);
       } else {
         AheScratch& a = s.ahe;
-        if (wide_counters) assign_aligned(a.column_bins, w * bins);
-        else assign_aligned(a.column_bins8, w * bins);
-        assign_aligned(a.block_bins, static_cast<std::size_t>(block_count_of(width, block_log2)) * bins);
+        if (byte_lines) assign_aligned(a.column_bins8, w * bins);
+        else assign_aligned(a.column_bins, w * bins);
         if (super_log2 != 0)
           assign_aligned(a.super_bins, static_cast<std::size_t>(block_count_of(width, super_log2)) * bins);
         assign_aligned(a.column_buckets, w * buckets);
@@ -692,6 +730,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
     block_log2_ = block_log2;
     super_log2_ = super_log2;
     wide_counters_ = wide_counters;
+    byte_lines_ = byte_lines;
   }
 
   Geometry g{width, height, radius, n, limit, bins, buckets, bin_shift, block_log2, super_log2, rules::depth_max_code(depth),
@@ -726,7 +765,7 @@ void AheDepthEqualizer::run(WideIn src, WideOut dst, int width, int height, int 
   g.row_lo = row_lo_.data();
   g.row_hi = row_hi_.data();
 
-  const StripFunction strip = pick_strip(wide_counters, clip);
+  const StripFunction strip = pick_strip(wide_counters, byte_lines, clip);
 #pragma omp parallel for schedule(static, 1) num_threads(count)
   for (int k = 0; k < count; ++k) {
     const int y0 = static_cast<int>(static_cast<std::int64_t>(height) * k / count);

@@ -23,11 +23,11 @@ class AheDepthEqualizer {
   // Scratch of one strip of rows, for the mode in use. The arrays read as whole vectors start at
   // a 64-byte boundary inside their std::vector (which holds spare elements for that).
   struct AheScratch {
-    // Per image column, over the 2r+1 window rows: the count of every bin (bucket by bucket, 16
-    // bins each, a bucket's neighbouring columns side by side), the same per block and per
-    // superblock of columns, and the count per bucket. The bins in 8-bit counters (column_bins8)
-    // for windows of at most 255 rows.
-    std::vector<std::uint16_t> column_bins, block_bins, super_bins, column_buckets;
+    // Per image column, over the 2r+1 window rows: the count of every bin summed from the start
+    // of the column's block (bucket by bucket, 16 bins each, a bucket's neighbouring columns side
+    // by side), the count of every bin per superblock of columns, and the count per bucket. The
+    // bins in 8-bit counters (column_bins8) for windows of at most 63 rows.
+    std::vector<std::uint16_t> column_bins, super_bins, column_buckets;
     std::vector<std::uint8_t> column_bins8;
     std::vector<std::uint32_t> left_buckets;  // the window's bucket counts at x = 0
     // The sliding window in 16-bit counters (n <= 65535) or 32-bit: per bucket its bins as of
@@ -54,6 +54,7 @@ class AheDepthEqualizer {
   int width_ = 0, depth_ = 0, block_log2_ = 0, super_log2_ = 0;
   bool clip_ = false;  // the scratch is CLAHE's
   bool wide_counters_ = false;  // the scratch is for windows of more than 255 rows
+  bool byte_lines_ = false;     // the AHE column lines are 8-bit
   std::vector<Strip> strips_;
   std::vector<std::uint8_t> row_lo_, row_hi_;  // bucket range of each source row
   std::vector<std::uint16_t> out_table_;       // cdf -> final code

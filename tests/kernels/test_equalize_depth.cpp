@@ -454,9 +454,11 @@ TEST_CASE("ahe at depth: a window of more than 65535 pixels (32-bit counters, co
   }
 }
 
-TEST_CASE("ahe at depth: a window of 255 rows with all of a column in one bin (8-bit column counts full)") {
-  // A nearly flat frame: most columns count 255 samples of one bin, the most their 8-bit column
-  // counters hold; a few outliers move in and out.
+TEST_CASE("ahe at depth: nearly flat frames whose column counts fill 8-bit counters") {
+  // Most columns count the window's rows in one bin; a few outliers move in and out. Windows of
+  // 31 and 63 rows keep their column lines in 8-bit counters summed over blocks of 8 and 4
+  // columns (248 and 252 at a block's end), 65 rows is the first window with 16-bit lines, and
+  // 255 rows the longest with 16-bit window counters (n = 65025).
   const int d = 12;
   Image in = make_image(PixelFormat::gray8, 140, 129, d);
   fill_random(in.view(), 99u, 300, 300);
@@ -464,10 +466,13 @@ TEST_CASE("ahe at depth: a window of 255 rows with all of a column in one bin (8
   for (int i = 0; i < 40; ++i)
     sample_row(in.view().planes[0], (i * 53) % 129)[(i * 37) % 140] = static_cast<std::uint16_t>((268 + 16 * (i % 5)) << shift);
   const Wide bits = wide_of(in.view(), 0);
-  for (float clip : {0.f, 2.f}) {
-    CAPTURE(clip);
-    const Image out = ahe_frame(in.view(), 255, clip);
-    CHECK(count_differences(oracle::ahe_depth(bits, d, 255, clip), wide_of(out.view(), 0), "ahe flat 255") == 0);
+  for (int window : {31, 63, 65, 255}) {
+    for (float clip : {0.f, 2.f}) {
+      CAPTURE(window);
+      CAPTURE(clip);
+      const Image out = ahe_frame(in.view(), window, clip);
+      CHECK(count_differences(oracle::ahe_depth(bits, d, window, clip), wide_of(out.view(), 0), "ahe flat") == 0);
+    }
   }
 }
 
