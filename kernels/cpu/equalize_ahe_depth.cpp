@@ -493,12 +493,15 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
 
 // ---- CLAHE -------------------------------------------------------------------------------------
 
+// The excess over the limit of one 64-bin bucket of the window (h - min(h, L) per bin: a
+// vector minimum, where the compilers vectorise h > L ? h - L : 0 into four operations).
 template <typename Count>
 HAZEFREE_AHE_DEPTH_INLINE Count bucket_excess(const Count* __restrict h, Count limit) {
   Count excess = 0;
-  for (int i = 0; i < kBucket; ++i) excess = static_cast<Count>(excess + (h[i] > limit ? h[i] - limit : 0));
+  for (int i = 0; i < kBucket; ++i) excess = static_cast<Count>(excess + h[i] - std::min(h[i], limit));
   return excess;
 }
+alignas(kAlignBytes) const std::uint16_t kZeroBucket[kBucket] = {};
 
 // The CLAHE window's counters: 16 bits while n = w*w fits (w <= 255), else 32.
 template <typename Count> struct ClaheWindow;
@@ -603,17 +606,17 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const G
           const int in_count = enter_c[k], out_count = leave_c[k];
           if ((in_count | out_count) == 0) continue;
           counts[k] = static_cast<Count>(counts[k] + in_count - out_count);
+          // The bucket's 64 bins moved and their excess summed in the same pass; a column with
+          // no pixels in the bucket reads a line of zeros that stays in cache, not its own.
           Count* __restrict h = hist + k * kBucket;
-          const std::uint16_t* __restrict enter = fine + ce * bins + k * kBucket;
-          const std::uint16_t* __restrict leave = fine + cl * bins + k * kBucket;
-          if (out_count == 0) {
-            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] + enter[i]);
-          } else if (in_count == 0) {
-            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] - leave[i]);
-          } else {
-            for (int i = 0; i < kBucket; ++i) h[i] = static_cast<Count>(h[i] + enter[i] - leave[i]);
+          const std::uint16_t* __restrict enter = in_count != 0 ? fine + ce * bins + k * kBucket : kZeroBucket;
+          const std::uint16_t* __restrict leave = out_count != 0 ? fine + cl * bins + k * kBucket : kZeroBucket;
+          Count e = 0;
+          for (int i = 0; i < kBucket; ++i) {
+            const Count moved = static_cast<Count>(h[i] + enter[i] - leave[i]);
+            h[i] = moved;
+            e = static_cast<Count>(e + moved - std::min(moved, limit));
           }
-          const Count e = bucket_excess(h, limit);
           total_excess = static_cast<Count>(total_excess + e - excess[k]);
           excess[k] = e;
         }
