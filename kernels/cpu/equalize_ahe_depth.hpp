@@ -35,6 +35,9 @@ class AheDepthEqualizer {
     std::vector<std::uint16_t> window_bins16, window_buckets16;
     std::vector<std::uint32_t> window_bins32, window_buckets32;
     std::vector<int> bucket_stamp;
+    // Windows of at most 47 rows, counted directly: the bins of the strip's window rows, padded
+    // by r reflected columns on each side.
+    std::vector<std::int16_t> direct_bins;
   };
   struct ClaheScratch {
     std::vector<std::uint16_t> fine;    // width x B column histograms

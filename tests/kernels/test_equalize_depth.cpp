@@ -411,6 +411,23 @@ TEST_CASE("ahe at depth: grey 10, 12 and 16 bits equal the SPEC 7 rule, windows 
       }
 }
 
+TEST_CASE("ahe at depth: windows counted directly, one to three vectors a row, at the borders") {
+  // Windows of 15, 17, 33 and 47 rows fill one vector of 16 bins, spill one bin into a second,
+  // into a third, and fill three but one; frames 48 and 60 samples across reflect most of them.
+  for (int d : {12, 16})
+    for (int window : {15, 17, 33, 47})
+      for (int width : {48, 60}) {
+        CAPTURE(d);
+        CAPTURE(window);
+        CAPTURE(width);
+        Image in = make_image(PixelFormat::gray8, width, 50, d);
+        fill_random(in.view(), 17u * d + window + width, 0, max_code_of(d));
+        const Image out = ahe_frame(in.view(), window, 0.f);
+        CHECK(count_differences(oracle::ahe_depth(wide_of(in.view(), 0), d, window, 0.f), wide_of(out.view(), 0),
+                                "ahe direct") == 0);
+      }
+}
+
 TEST_CASE("ahe at depth: values over the whole range (every 4096-bin bucket) and a tall frame") {
   for (int d : {12, 16}) {
     CAPTURE(d);
@@ -455,10 +472,11 @@ TEST_CASE("ahe at depth: a window of more than 65535 pixels (32-bit counters, co
 }
 
 TEST_CASE("ahe at depth: nearly flat frames whose column counts fill 8-bit counters") {
-  // Most columns count the window's rows in one bin; a few outliers move in and out. Windows of
-  // 31 and 63 rows keep their column lines in 8-bit counters summed over blocks of 8 and 4
-  // columns (248 and 252 at a block's end), 65 rows is the first window with 16-bit lines, and
-  // 255 rows the longest with 16-bit window counters (n = 65025).
+  // Most columns count the window's rows in one bin; a few outliers move in and out. A window of
+  // 31 rows is counted directly (every lane of a vector in one bin), 63 rows keep their column
+  // lines in 8-bit counters summed over blocks of 4 columns (252 at a block's end), 65 rows is
+  // the first window with 16-bit lines, and 255 rows the longest with 16-bit window counters
+  // (n = 65025).
   const int d = 12;
   Image in = make_image(PixelFormat::gray8, 140, 129, d);
   fill_random(in.view(), 99u, 300, 300);
