@@ -31,7 +31,7 @@
 // span many more buckets of 16.)
 //
 // Short windows skip all this: AHE windows of at most 47 rows are counted directly, 16 bins at a
-// time (ahe_direct_strip_body), and CLAHE windows of at most 95 rows move by their samples
+// time (ahe_direct_strip_body), and CLAHE windows of at most 127 rows move by their samples
 // (clahe_sample_strip_body).
 //
 // OpenMP over horizontal strips, each with its own column histograms: every thread count gives
@@ -107,7 +107,7 @@ struct Lanes32 {
 #define HAZEFREE_AHE_DEPTH_DIRECT 1
 typedef std::int16_t SignedLanes __attribute__((vector_size(kLanes * sizeof(std::int16_t))));
 constexpr int kMaxDirectSide = 3 * kLanes - 1;
-constexpr int kMaxSampleSide = 95;  // CLAHE moved by samples
+constexpr int kMaxSampleSide = 127;  // CLAHE moved by samples
 // A column line of 8-bit counters (windows of at most 255 rows), widened to 16 bits.
 typedef std::uint8_t ByteLanes __attribute__((vector_size(kLanes * sizeof(std::uint8_t))));
 HAZEFREE_AHE_DEPTH_INLINE ColumnLanes widen_bytes(const ByteLanes& v) { return __builtin_convertvector(v, ColumnLanes); }
@@ -574,18 +574,19 @@ template <> struct ClaheWindow<std::uint32_t> {
   static std::uint32_t* excess(AheDepthEqualizer::ClaheScratch& s) { return s.bucket_excess.data(); }
 };
 
-// CLAHE for windows of at most kMaxSampleSide (95) rows: the window moves right by its 2r + 1
+// CLAHE for windows of at most kMaxSampleSide (127) rows: the window moves right by its 2r + 1
 // leaving and 2r + 1 entering samples, each one counter step, which also keeps the clipped count
-// (the sum of min(h, L)) of its 16-bin bucket and of the whole window exact: a step changes it
-// where the counter was below the limit (before a gain, after a loss). The cdf is then the clipped
-// counts of the buckets below the centre's plus its own bucket's clipped bins. No column
-// histograms; each row's window at x = 0 is counted afresh. Its cost grows with the window, the
-// column histograms' does not: on 16 threads at 12 bits (1080p) this took window 31 from 50.6 to
-// 23.6 ms, 63 from 60.3 to 44.7 and 95 from 69.7 to 64.7; at 111 it was slower (75.2 against 73.3).
+// (the sum of min(h, L)) of its 16-bin bucket exact: a step changes it where the counter was
+// below the limit (before a gain, after a loss). The cdf is then the clipped counts of the
+// buckets below the centre's plus its own bucket's clipped bins, and the excess n less all of
+// them. No column histograms; each row's window at x = 0 is counted afresh. Its cost grows with
+// the window, the column histograms' does not: on 16 threads at 12 bits (1080p) this took window
+// 31 from 26.1 to 23.7 ms, 63 from 47.6 to 39.8, 95 from 70.0 to 55.1 and 127 from 84.0 to 78.5
+// (lowest of five runs; medians 89.4 and 87.3 at 127, where the two designs meet).
 #if HAZEFREE_AHE_DEPTH_DIRECT
 HAZEFREE_AHE_DEPTH_INLINE void clahe_sample_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                                        int y_end, AheDepthEqualizer::ClaheScratch& ws) {
-  using Count = std::uint16_t;  // n <= 95^2
+  using Count = std::uint16_t;  // n <= 127^2
   const int width = g.width, height = g.height, r = g.radius, side = 2 * r + 1;
   const int bins = g.bins, buckets = bins >> kLanesLog2;
   const Count limit = static_cast<Count>(g.limit);
@@ -601,35 +602,31 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_sample_strip_body(WideIn src, WideOut dst, 
   }
   Count* hist = ws.fine_hist16.data();
   Count* clipped = aligned_data(ws.bucket_clipped16);  // per 16-bin bucket, whole vectors
-  Count total = 0;                                     // the window's clipped count
   auto gain = [&](int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
     const Count h = hist[b];
     hist[b] = static_cast<Count>(h + 1);
-    const Count below = h < limit;
-    clipped[b >> kLanesLog2] = static_cast<Count>(clipped[b >> kLanesLog2] + below);
-    total = static_cast<Count>(total + below);
+    clipped[b >> kLanesLog2] = static_cast<Count>(clipped[b >> kLanesLog2] + (h < limit));
   };
   auto loss = [&](int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
     const Count h = static_cast<Count>(hist[b] - 1);
     hist[b] = h;
-    const Count below = h < limit;
-    clipped[b >> kLanesLog2] = static_cast<Count>(clipped[b >> kLanesLog2] - below);
-    total = static_cast<Count>(total - below);
+    clipped[b >> kLanesLog2] = static_cast<Count>(clipped[b >> kLanesLog2] - (h < limit));
   };
   const ColumnLanes limit_lanes = ColumnLanes{} + limit;
   for (int y = y_begin; y < y_end; ++y) {
     const int j0 = y - y_begin;  // the window's first row in the columns
     std::fill(hist, hist + bins, Count{0});
     std::fill(clipped, clipped + buckets, Count{0});
-    total = 0;
     for (int c = 0; c < side; ++c) {
       const std::uint16_t* column = columns + static_cast<std::size_t>(c) * rows + j0;
       for (int j = 0; j < side; ++j) gain(column[j]);
     }
-    // Buckets below the window rows' lowest hold nothing; the sums start at its vector.
+    // Buckets outside the window rows' range hold nothing; the sums cover the vectors of 16-bin
+    // buckets from the lowest to the highest.
     int lo, hi;
     bucket_range(g, y, lo, hi);
     const int first = (lo << (kBucketLog2 - kLanesLog2)) & ~(kLanes - 1);
+    const int end = (((hi + 1) << (kBucketLog2 - kLanesLog2)) + kLanes - 1) & ~(kLanes - 1);
     const std::uint16_t* centre = columns + static_cast<std::size_t>(r) * rows + j0 + r;
     std::uint16_t* d = dst.data + static_cast<std::size_t>(y) * dst.stride;
     for (int x = 0; x < width; ++x, centre += rows) {
@@ -641,15 +638,19 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_sample_strip_body(WideIn src, WideOut dst, 
           gain(entering[j]);
         }
       }
+      // The clipped counts of the buckets below the centre's, of its vector of buckets, and of
+      // the rest: the cdf below and, all together, the window's clipped count.
       const int b = *centre;
-      const int kb = b >> kLanesLog2;
-      ColumnLanes below{};
-      for (int k = first; k < (kb & ~(kLanes - 1)); k += kLanes) below += load_lanes<ColumnLanes>(clipped + k);
-      below += lanes_below<Count>(load_lanes<ColumnLanes>(clipped + (kb & ~(kLanes - 1))), kb & (kLanes - 1));
+      const int kb = b >> kLanesLog2, kv = kb & ~(kLanes - 1);
+      ColumnLanes under{}, rest{};
+      for (int k = first; k < kv; k += kLanes) under += load_lanes<ColumnLanes>(clipped + k);
+      const ColumnLanes at = load_lanes<ColumnLanes>(clipped + kv);
+      for (int k = kv + kLanes; k < end; k += kLanes) rest += load_lanes<ColumnLanes>(clipped + k);
       const ColumnLanes own = load_lanes<ColumnLanes>(hist + kb * kLanes);
       const ColumnLanes own_below = (ColumnLanes)(own < limit_lanes);
-      below += lanes_below<Count>((own & own_below) | (limit_lanes & ~own_below), (b & (kLanes - 1)) + 1);
-      const Count excess = static_cast<Count>(g.n - total);
+      const ColumnLanes below = under + lanes_below<Count>(at, kb & (kLanes - 1)) +
+                                lanes_below<Count>((own & own_below) | (limit_lanes & ~own_below), (b & (kLanes - 1)) + 1);
+      const Count excess = static_cast<Count>(g.n - lanes_sum<Count>(under + at + rest));
       d[x] = final_code(g, rules::clahe_cdf(lanes_sum<Count>(below), excess, b, bins), dst.shift);
     }
   }

@@ -46,7 +46,7 @@ class AheDepthEqualizer {
     std::vector<std::uint32_t> fine_hist, coarse_hist, bucket_excess;  // the sliding window
     // The same in 16 bits, for windows of at most 65535 pixels.
     std::vector<std::uint16_t> left_fine16, fine_hist16, coarse_hist16, bucket_excess16;
-    // Windows of at most 95 rows, moved by samples: the bins of the strip's window rows column by
+    // Windows of at most 127 rows, moved by samples: the bins of the strip's window rows column by
     // column (padded by r reflected columns on each side), and the window's clipped count per
     // 16-bin bucket.
     std::vector<std::uint16_t> sample_columns, bucket_clipped16;
