@@ -108,7 +108,7 @@ struct Lanes32 {
 typedef std::int16_t SignedLanes __attribute__((vector_size(kLanes * sizeof(std::int16_t))));
 constexpr int kMaxDirectSide = 3 * kLanes - 1;
 constexpr int kMaxSampleSide = 127;  // CLAHE moved by samples
-// A column line of 8-bit counters (windows of at most 255 rows), widened to 16 bits.
+// A column line of 8-bit counters (windows of at most 63 rows), widened to 16 bits.
 typedef std::uint8_t ByteLanes __attribute__((vector_size(kLanes * sizeof(std::uint8_t))));
 HAZEFREE_AHE_DEPTH_INLINE ColumnLanes widen_bytes(const ByteLanes& v) { return __builtin_convertvector(v, ColumnLanes); }
 template <typename Count> struct LaneVector;
@@ -273,8 +273,8 @@ template <> struct AheWindow<std::uint32_t> {
   static std::uint32_t* counts(AheDepthEqualizer::AheScratch& s) { return aligned_data(s.window_buckets32); }
 };
 
-// The AHE column lines of a strip, in 8-bit counters for windows of at most 255 rows (their
-// counts fit, and half the bytes stay in cache), else 16-bit.
+// The AHE column lines of a strip, in 8-bit counters for windows of at most 63 rows (their
+// prefix sums over blocks of 4 columns fit, and half the bytes stay in cache), else 16-bit.
 template <typename Line> Line* column_lines(AheDepthEqualizer::AheScratch& s);
 template <> std::uint8_t* column_lines<std::uint8_t>(AheDepthEqualizer::AheScratch& s) {
   return aligned_data(s.column_bins8);
@@ -503,6 +503,21 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
   columns.clear(lo, hi);
 }
 
+// The bins of the strip's window rows (rows y_begin - r .. y_end - 1 + r, reflected), each row
+// padded by r reflected columns on both sides: padded column c of row j at c * column_step +
+// j * row_step, so that either a row's or a column's samples lie side by side.
+template <typename Bin>
+HAZEFREE_AHE_DEPTH_INLINE void padded_strip_bins(WideIn src, const Geometry& g, int y_begin, int y_end, Bin* out,
+                                                 std::size_t column_step, std::size_t row_step) {
+  const int r = g.radius;
+  for (int j = 0; j < y_end - y_begin + 2 * r; ++j) {
+    const std::uint16_t* s = src.data + static_cast<std::size_t>(rules::reflect101(y_begin - r + j, g.height)) * src.stride;
+    for (int c = 0; c < g.width + 2 * r; ++c)
+      out[static_cast<std::size_t>(c) * column_step + static_cast<std::size_t>(j) * row_step] =
+          static_cast<Bin>(sample_bin(s[rules::reflect101(c - r, g.width)], src.shift, g.max_code, g.bin_shift));
+  }
+}
+
 // AHE for windows of at most kMaxDirectSide (47) rows: each pixel's cdf counted straight from the
 // bins of its window, 16 samples at a time, kVectors vectors per window row (a compare with the
 // centre's bin and a subtract per vector): 2 (2r + 1) kVectors operations a pixel, no histograms
@@ -513,19 +528,15 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_strip_body(WideIn src, WideOut dst, const Geo
 template <int kVectors>
 HAZEFREE_AHE_DEPTH_INLINE void ahe_direct_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                                      int y_end, AheDepthEqualizer::AheScratch& ws) {
-  const int width = g.width, height = g.height, r = g.radius, side = 2 * r + 1;
-  // The strip's window rows, each padded by r reflected columns on both sides and by a vector
-  // more on the right (the last vector of a window row reads past the window; those lanes are
-  // masked).
+  const int width = g.width, r = g.radius, side = 2 * r + 1;
+  // The strip's padded window rows, and a vector more on the right of each (the last vector of a
+  // window row reads past the window; those lanes are masked).
   const int pitch = width + 2 * r + kLanes;
   std::int16_t* bins = aligned_data(ws.direct_bins);
-  for (int j = 0; j < y_end - y_begin + 2 * r; ++j) {
-    const std::uint16_t* s = src.data + static_cast<std::size_t>(rules::reflect101(y_begin - r + j, height)) * src.stride;
-    std::int16_t* p = bins + static_cast<std::size_t>(j) * pitch;
-    for (int i = 0; i < width + 2 * r; ++i)
-      p[i] = static_cast<std::int16_t>(sample_bin(s[rules::reflect101(i - r, width)], src.shift, g.max_code, g.bin_shift));
-    std::fill(p + width + 2 * r, p + pitch, std::int16_t{0});
-  }
+  padded_strip_bins(src, g, y_begin, y_end, bins, 1, static_cast<std::size_t>(pitch));
+  for (int j = 0; j < y_end - y_begin + 2 * r; ++j)
+    std::fill(bins + static_cast<std::size_t>(j) * pitch + width + 2 * r, bins + static_cast<std::size_t>(j + 1) * pitch,
+              std::int16_t{0});
   const SignedLanes index = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const SignedLanes last_lanes = (SignedLanes)(index < static_cast<std::int16_t>(side - kLanes * (kVectors - 1)));
   for (int y = y_begin; y < y_end; ++y) {
@@ -549,12 +560,17 @@ HAZEFREE_AHE_DEPTH_INLINE void ahe_direct_strip_body(WideIn src, WideOut dst, co
 
 // ---- CLAHE -------------------------------------------------------------------------------------
 
-// The excess over the limit of one 64-bin bucket of the window (h - min(h, L) per bin: a
-// vector minimum, where the compilers vectorise h > L ? h - L : 0 into four operations).
+// How far a counter exceeds the limit, as h - min(h, L): in loops the compilers vectorise it into
+// a vector minimum and a subtract, where h > L ? h - L : 0 took four operations.
+template <typename Count>
+HAZEFREE_AHE_DEPTH_INLINE Count over_limit(Count h, Count limit) {
+  return static_cast<Count>(h - std::min(h, limit));
+}
+// The excess over the limit of one 64-bin bucket of the window.
 template <typename Count>
 HAZEFREE_AHE_DEPTH_INLINE Count bucket_excess(const Count* __restrict h, Count limit) {
   Count excess = 0;
-  for (int i = 0; i < kBucket; ++i) excess = static_cast<Count>(excess + h[i] - std::min(h[i], limit));
+  for (int i = 0; i < kBucket; ++i) excess = static_cast<Count>(excess + over_limit(h[i], limit));
   return excess;
 }
 alignas(kAlignBytes) const std::uint16_t kZeroBucket[kBucket] = {};
@@ -580,26 +596,20 @@ template <> struct ClaheWindow<std::uint32_t> {
 // below the limit (before a gain, after a loss). The cdf is then the clipped counts of the
 // buckets below the centre's plus its own bucket's clipped bins, and the excess n less all of
 // them. No column histograms; each row's window at x = 0 is counted afresh. Its cost grows with
-// the window, the column histograms' does not: on 16 threads at 12 bits (1080p) this took window
-// 31 from 26.1 to 23.7 ms, 63 from 47.6 to 39.8, 95 from 70.0 to 55.1 and 127 from 84.0 to 78.5
-// (lowest of five runs; medians 89.4 and 87.3 at 127, where the two designs meet).
+// the window, the column histograms' does not: on 16 threads at 12 bits (1080p) the bucket design
+// took 50.6 / 60.3 / 69.7 ms at windows 31 / 63 / 95 and this one 23.7 / 39.8 / 55.1 (in separate
+// runs); at 127, in one run, 84.0 against 78.5 (medians 89.4 and 87.3: where the two meet).
 #if HAZEFREE_AHE_DEPTH_DIRECT
 HAZEFREE_AHE_DEPTH_INLINE void clahe_sample_strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
                                                        int y_end, AheDepthEqualizer::ClaheScratch& ws) {
   using Count = std::uint16_t;  // n <= 127^2
-  const int width = g.width, height = g.height, r = g.radius, side = 2 * r + 1;
+  const int width = g.width, r = g.radius, side = 2 * r + 1;
   const int bins = g.bins, buckets = bins >> kLanesLog2;
   const Count limit = static_cast<Count>(g.limit);
-  // The strip's window rows, column by column (each column's rows side by side), padded by r
-  // reflected columns on each side.
+  // The strip's padded window rows, column by column (each column's rows side by side).
   const int rows = y_end - y_begin + 2 * r;
   std::uint16_t* columns = ws.sample_columns.data();
-  for (int j = 0; j < rows; ++j) {
-    const std::uint16_t* s = src.data + static_cast<std::size_t>(rules::reflect101(y_begin - r + j, height)) * src.stride;
-    for (int c = 0; c < width + 2 * r; ++c)
-      columns[static_cast<std::size_t>(c) * rows + j] =
-          static_cast<std::uint16_t>(sample_bin(s[rules::reflect101(c - r, width)], src.shift, g.max_code, g.bin_shift));
-  }
+  padded_strip_bins(src, g, y_begin, y_end, columns, static_cast<std::size_t>(rows), 1);
   Count* hist = ws.fine_hist16.data();
   Count* clipped = aligned_data(ws.bucket_clipped16);  // per 16-bin bucket, whole vectors
   auto gain = [&](int b) HAZEFREE_AHE_DEPTH_LAMBDA_INLINE {
@@ -754,7 +764,7 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const G
           for (int i = 0; i < kBucket; ++i) {
             const Count moved = static_cast<Count>(h[i] + enter[i] - leave[i]);
             h[i] = moved;
-            e = static_cast<Count>(e + moved - std::min(moved, limit));
+            e = static_cast<Count>(e + over_limit(moved, limit));
           }
           total_excess = static_cast<Count>(total_excess + e - excess[k]);
           excess[k] = e;
@@ -774,98 +784,71 @@ HAZEFREE_AHE_DEPTH_INLINE void clahe_strip_body(WideIn src, WideOut dst, const G
 
 using StripFunction = void (*)(WideIn, WideOut, const Geometry&, int, int, AheDepthEqualizer::Strip&);
 
-// Line: the counter of the AHE column lines (CLAHE has none of its own and takes uint16_t).
+// The strip bodies, one per design, each taking the strip's scratch. Line: the counter of the AHE
+// column lines (CLAHE has none of its own and takes uint16_t).
 template <typename Count, typename Line, bool kClip>
-HAZEFREE_AHE_DEPTH_INLINE void strip_body(WideIn src, WideOut dst, const Geometry& g, int y_begin,
-                                          int y_end, AheDepthEqualizer::Strip& ws) {
+HAZEFREE_AHE_DEPTH_INLINE void histogram_strip(WideIn src, WideOut dst, const Geometry& g, int y_begin,
+                                               int y_end, AheDepthEqualizer::Strip& ws) {
   if constexpr (kClip) clahe_strip_body<Count>(src, dst, g, y_begin, y_end, ws.clahe);
   else ahe_strip_body<Count, Line>(src, dst, g, y_begin, y_end, ws.ahe);
 }
-
-template <typename Count, typename Line, bool kClip>
-void strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
-                    AheDepthEqualizer::Strip& ws) {
-  strip_body<Count, Line, kClip>(src, dst, g, y0, y1, ws);
-}
-#if HAZEFREE_AHE_DEPTH_AVX2
-template <typename Count, typename Line, bool kClip>
-__attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0,
-                                                int y1, AheDepthEqualizer::Strip& ws) {
-  strip_body<Count, Line, kClip>(src, dst, g, y0, y1, ws);
-}
-#endif
-
-template <typename Count, typename Line, bool kClip>
-StripFunction pick_strip() {
-#if HAZEFREE_AHE_DEPTH_AVX2
-  if (__builtin_cpu_supports("avx2")) return strip_avx2<Count, Line, kClip>;
-#endif
-  return strip_baseline<Count, Line, kClip>;
-}
-
 #if HAZEFREE_AHE_DEPTH_DIRECT
 template <int kVectors>
-void direct_strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1, AheDepthEqualizer::Strip& ws) {
-  ahe_direct_strip_body<kVectors>(src, dst, g, y0, y1, ws.ahe);
+HAZEFREE_AHE_DEPTH_INLINE void direct_strip(WideIn src, WideOut dst, const Geometry& g, int y_begin, int y_end,
+                                            AheDepthEqualizer::Strip& ws) {
+  ahe_direct_strip_body<kVectors>(src, dst, g, y_begin, y_end, ws.ahe);
 }
-#if HAZEFREE_AHE_DEPTH_AVX2
-template <int kVectors>
-__attribute__((target("avx2"))) void direct_strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
-                                                       AheDepthEqualizer::Strip& ws) {
-  ahe_direct_strip_body<kVectors>(src, dst, g, y0, y1, ws.ahe);
-}
-#endif
-template <int kVectors>
-StripFunction pick_direct_strip() {
-#if HAZEFREE_AHE_DEPTH_AVX2
-  if (__builtin_cpu_supports("avx2")) return direct_strip_avx2<kVectors>;
-#endif
-  return direct_strip_baseline<kVectors>;
+HAZEFREE_AHE_DEPTH_INLINE void sample_strip(WideIn src, WideOut dst, const Geometry& g, int y_begin, int y_end,
+                                            AheDepthEqualizer::Strip& ws) {
+  clahe_sample_strip_body(src, dst, g, y_begin, y_end, ws.clahe);
 }
 #endif
 
-#if HAZEFREE_AHE_DEPTH_DIRECT
-void sample_strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1, AheDepthEqualizer::Strip& ws) {
-  clahe_sample_strip_body(src, dst, g, y0, y1, ws.clahe);
+// A body compiled for the baseline and for AVX2 (inlined into each, see
+// HAZEFREE_AHE_DEPTH_INLINE), and the copy this CPU runs.
+template <StripFunction kBody>
+void strip_baseline(WideIn src, WideOut dst, const Geometry& g, int y0, int y1, AheDepthEqualizer::Strip& ws) {
+  kBody(src, dst, g, y0, y1, ws);
 }
 #if HAZEFREE_AHE_DEPTH_AVX2
-__attribute__((target("avx2"))) void sample_strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
-                                                       AheDepthEqualizer::Strip& ws) {
-  clahe_sample_strip_body(src, dst, g, y0, y1, ws.clahe);
+template <StripFunction kBody>
+__attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const Geometry& g, int y0, int y1,
+                                                AheDepthEqualizer::Strip& ws) {
+  kBody(src, dst, g, y0, y1, ws);
 }
 #endif
+template <StripFunction kBody>
+StripFunction pick() {
+#if HAZEFREE_AHE_DEPTH_AVX2
+  if (__builtin_cpu_supports("avx2")) return strip_avx2<kBody>;
 #endif
+  return strip_baseline<kBody>;
+}
 
 // The direct count for AHE windows of `side` rows, or CLAHE moved by samples, where it applies;
 // else nullptr.
 StripFunction pick_direct_strip(int side, bool clip) {
-  if (clip) {
-    if (side > kMaxSampleSide) return nullptr;
 #if HAZEFREE_AHE_DEPTH_DIRECT
-#if HAZEFREE_AHE_DEPTH_AVX2
-    if (__builtin_cpu_supports("avx2")) return sample_strip_avx2;
-#endif
-    return sample_strip_baseline;
-#endif
-  }
+  if (clip) return side <= kMaxSampleSide ? pick<sample_strip>() : nullptr;
   if (side > kMaxDirectSide) return nullptr;
-#if HAZEFREE_AHE_DEPTH_DIRECT
+  static_assert(kMaxDirectSide <= 3 * kLanes, "one instance per count of vectors");
   switch ((side + kLanes - 1) / kLanes) {
-    case 1: return pick_direct_strip<1>();
-    case 2: return pick_direct_strip<2>();
-    case 3: return pick_direct_strip<3>();
-    default: return pick_direct_strip<4>();
+    case 1: return pick<direct_strip<1>>();
+    case 2: return pick<direct_strip<2>>();
+    default: return pick<direct_strip<3>>();
   }
 #else
+  (void)side;
+  (void)clip;
   return nullptr;
 #endif
 }
 
 StripFunction pick_strip(bool wide_counters, bool byte_lines, bool clip) {
   using std::uint8_t, std::uint16_t, std::uint32_t;
-  if (clip) return wide_counters ? pick_strip<uint32_t, uint16_t, true>() : pick_strip<uint16_t, uint16_t, true>();
-  if (wide_counters) return pick_strip<uint32_t, uint16_t, false>();
-  return byte_lines ? pick_strip<uint16_t, uint8_t, false>() : pick_strip<uint16_t, uint16_t, false>();
+  if (clip) return wide_counters ? pick<histogram_strip<uint32_t, uint16_t, true>>() : pick<histogram_strip<uint16_t, uint16_t, true>>();
+  if (wide_counters) return pick<histogram_strip<uint32_t, uint16_t, false>>();
+  return byte_lines ? pick<histogram_strip<uint16_t, uint8_t, false>>() : pick<histogram_strip<uint16_t, uint16_t, false>>();
 }
 
 }  // namespace
