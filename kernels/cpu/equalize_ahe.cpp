@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/cpu_isa.hpp"
 #include "kernels/cpu/equalize_ahe_depth.hpp"
 #include "kernels/cpu/equalize_common.hpp"
 #include "kernels/equalize.hpp"
@@ -190,7 +191,7 @@ __attribute__((target("avx2"))) void strip_avx2(ChannelIn src, ChannelOut dst,
 template <typename Count, bool kClip>
 StripFunction pick_strip() {
 #if HAZEFREE_AHE_AVX2
-  if (__builtin_cpu_supports("avx2")) return strip_avx2<Count, kClip>;
+  if (detail::cpu_allows(detail::CpuIsa::avx2)) return strip_avx2<Count, kClip>;
 #endif
   return strip_baseline<Count, kClip>;
 }

@@ -45,6 +45,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_isa.hpp"
 #include "kernels/equalize_rules.hpp"
 
 namespace hazefree::cpu::detail {
@@ -70,7 +71,7 @@ constexpr int block_count_of(int width, int block_log2) { return ((width - 1) >>
 constexpr int kBuildGroup = 32;
 
 // The strip bodies are compiled twice on x86-64, for the baseline and for AVX2, and the AVX2 copy
-// is picked at run time. Everything they call that takes or returns a vector, lambdas included,
+// is picked at run time (unless HAZEFREE_CPU_ISA says otherwise, see cpu_isa.hpp). Everything they call that takes or returns a vector, lambdas included,
 // is forced inline: a vector crossing a call between the two instruction sets would not be passed
 // alike on both sides.
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -820,7 +821,7 @@ __attribute__((target("avx2"))) void strip_avx2(WideIn src, WideOut dst, const G
 template <StripFunction kBody>
 StripFunction pick() {
 #if HAZEFREE_AHE_DEPTH_AVX2
-  if (__builtin_cpu_supports("avx2")) return strip_avx2<kBody>;
+  if (cpu_allows(CpuIsa::avx2)) return strip_avx2<kBody>;
 #endif
   return strip_baseline<kBody>;
 }

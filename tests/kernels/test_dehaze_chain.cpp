@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/color_convert.hpp"
 #include "kernels/dehaze.hpp"
@@ -176,7 +177,7 @@ TEST_CASE("dehaze chain on tiny frames of every format") {
 TEST_CASE("dehazed photographs are closer to the haze-free originals") {
   for (const char* name : {"coffee.png", "astronaut.png"}) {
     const test::Rgb8 clean = test::load_sample_rgb(name);
-    REQUIRE_MESSAGE(clean.w > 0, "samples/images/" << name << " is missing");
+    REQUIRE_MESSAGE(clean.w > 0, "samples/images/" << std::string(name) << " is missing");
     const test::Rgb8 hazy = add_haze(clean, {0.85, 0.87, 0.9});
     for (float brightness : {0.0f, 0.2f}) {
       DcpParams p;

@@ -1,7 +1,8 @@
 // Equalization at depth 9..16 (SPEC 7) on the CPU backend against the naive oracles of
 // tests/oracles/equalize_oracle.hpp, exactly: global HE over 2^d bins (ROI, he_temporal, the
 // limited-range mapping at depth), AHE / CLAHE over 2^min(d, 12) bins, the colour modes, P010,
-// thread counts, the he_temporal state of jobs, and rgb-bits refused at depth.
+// thread counts, each compiled copy of the AHE strip bodies (HAZEFREE_CPU_ISA), the he_temporal
+// state of jobs, and rgb-bits refused at depth.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -510,6 +511,72 @@ TEST_CASE("ahe at depth: nearly flat frames whose column counts fill 8-bit count
       CHECK(count_differences(oracle::ahe_depth(bits, d, window, clip), wide_of(out.view(), 0), "ahe flat") == 0);
     }
   }
+}
+
+// HAZEFREE_CPU_ISA set for the life of the object (the kernels read it at each frame).
+struct CpuIsaCap {
+  explicit CpuIsaCap(const char* isa) { setenv("HAZEFREE_CPU_ISA", isa, 1); }
+  ~CpuIsaCap() { unsetenv("HAZEFREE_CPU_ISA"); }
+  CpuIsaCap(const CpuIsaCap&) = delete;
+  CpuIsaCap& operator=(const CpuIsaCap&) = delete;
+};
+
+TEST_CASE("ahe at every instruction set: each compiled copy gives the rule's bits (HAZEFREE_CPU_ISA)") {
+  // Each design under each cap: AHE counted directly (15 and 47 rows), column histograms with
+  // 8-bit lines (63) and 16-bit ones (65), CLAHE moved by samples (33, 127) and in buckets (129);
+  // and the 8-bit AHE / CLAHE. A CPU without AVX2 runs the baseline copy under both caps.
+  const std::string caps[] = {"baseline", "avx2"};
+  const int d = 12;
+  Image in = make_image(PixelFormat::gray8, 150, 70, d);
+  fill_smooth(in.view(), 77u);
+  const Wide bits = wide_of(in.view(), 0);
+  const struct {
+    int window;
+    float clip;
+  } cases[] = {{15, 0.f}, {47, 0.f}, {63, 0.f}, {65, 0.f}, {33, 2.f}, {127, 2.f}, {129, 2.f}};
+  for (const auto& c : cases) {
+    const Wide expected = oracle::ahe_depth(bits, d, c.window, c.clip);
+    for (const std::string& isa : caps) {
+      CAPTURE(c.window);
+      CAPTURE(c.clip);
+      CAPTURE(isa);
+      const CpuIsaCap cap(isa.c_str());
+      CHECK(count_differences(expected, wide_of(ahe_frame(in.view(), c.window, c.clip).view(), 0), "ahe capped") == 0);
+    }
+  }
+
+  Image in8(PixelFormat::gray8, 150, 70, 64, 8);
+  oracle::Grey grey{150, 70, std::vector<std::uint8_t>(150 * 70)};
+  std::mt19937 rng(5u);
+  for (int y = 0; y < 70; ++y)
+    for (int x = 0; x < 150; ++x) {
+      const auto v = static_cast<std::uint8_t>(40 + x / 2 + rng() % 24);
+      in8.view().planes[0].data[static_cast<std::size_t>(y) * in8.view().planes[0].stride + x] = v;
+      grey.pixels[static_cast<std::size_t>(y) * 150 + x] = v;
+    }
+  for (float clip : {0.f, 2.f}) {
+    const oracle::Grey expected = oracle::ahe(grey, 31, clip);
+    for (const std::string& isa : caps) {
+      CAPTURE(clip);
+      CAPTURE(isa);
+      const CpuIsaCap cap(isa.c_str());
+      const Image out = ahe_frame(in8.view(), 31, clip);
+      int differences = 0;
+      for (int y = 0; y < 70; ++y)
+        for (int x = 0; x < 150; ++x)
+          differences += out.view().planes[0].data[static_cast<std::size_t>(y) * out.view().planes[0].stride + x] !=
+                         expected.at(x, y);
+      CHECK(differences == 0);
+    }
+  }
+}
+
+TEST_CASE("ahe at every instruction set: an unknown HAZEFREE_CPU_ISA is refused with one line") {
+  Image in = make_image(PixelFormat::gray8, 40, 30, 12);
+  fill_smooth(in.view(), 3u);
+  const CpuIsaCap cap("sse9");
+  CHECK_THROWS_WITH_AS(ahe_frame(in.view(), 15, 0.f), "HAZEFREE_CPU_ISA: 'sse9' is not baseline or avx2",
+                       std::invalid_argument);
 }
 
 TEST_CASE("ahe at depth: YUV luma with the limited-range mapping, P010, and rgb mode") {
