@@ -71,9 +71,9 @@ constexpr int block_count_of(int width, int block_log2) { return ((width - 1) >>
 constexpr int kBuildGroup = 32;
 
 // The strip bodies are compiled twice on x86-64, for the baseline and for AVX2, and the AVX2 copy
-// is picked at run time (unless HAZEFREE_CPU_ISA says otherwise, see cpu_isa.hpp). Everything they call that takes or returns a vector, lambdas included,
-// is forced inline: a vector crossing a call between the two instruction sets would not be passed
-// alike on both sides.
+// is picked at run time (unless HAZEFREE_CPU_ISA says otherwise, see cpu_isa.hpp). Everything
+// they call that takes or returns a vector, lambdas included, is forced inline: a vector crossing
+// a call between the two instruction sets would not be passed alike on both sides.
 #if defined(__GNUC__) && defined(__x86_64__)
 #define HAZEFREE_AHE_DEPTH_INLINE inline __attribute__((always_inline))
 #define HAZEFREE_AHE_DEPTH_LAMBDA_INLINE __attribute__((always_inline))
