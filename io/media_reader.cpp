@@ -2,11 +2,14 @@
 
 #include <pthread.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <system_error>
 
@@ -212,8 +215,36 @@ struct MediaReader::Impl {
   }
 };
 
-// NVDEC through FFmpeg's CUDA device, sharing the CUDA runtime's primary context so that the
+namespace {
+
+// FFmpeg's CUDA device on GPU `index`, sharing the CUDA runtime's primary context so that the
 // processing backend can read the decoded pictures where they are.
+int create_cuda_device(AVBufferRef** device, int index) {
+  AVDictionary* device_options = nullptr;
+  av_dict_set(&device_options, "primary_ctx", "1", 0);
+  const std::string name = std::to_string(index);
+  const int result = av_hwdevice_ctx_create(device, AV_HWDEVICE_TYPE_CUDA, name.c_str(), device_options, 0);
+  av_dict_free(&device_options);
+  return result;
+}
+
+}  // namespace
+
+void prepare_gpu_decoding(int device) {
+  static std::mutex mutex;
+  static std::map<int, AVBufferRef*> kept;  // held until the process ends: they hold the flags
+  std::lock_guard lock(mutex);
+  if (kept.count(device)) return;
+  AVBufferRef* context = nullptr;
+  const int result = create_cuda_device(&context, device);
+  if (result == AVERROR(ENOTSUP))
+    throw IoError(fmt::format("GPU {}: --hwdec cuda: the GPU's CUDA context was started before the decoder, with "
+                              "other flags than NVDEC needs; decode on the CPU", device));
+  if (result < 0) throw IoError(fmt::format("GPU {}: --hwdec cuda: no CUDA device for decoding ({})", device, av_error_text(result)));
+  kept[device] = context;
+}
+
+// NVDEC through FFmpeg's CUDA device (create_cuda_device).
 bool MediaReader::Impl::setup_hwdec(const AVCodec* codec) {
   if (options.hwdec.empty()) return false;
   if (options.hwdec != "cuda") throw_io(name, "--hwdec " + options.hwdec + ": unknown (accepted: cuda)");
@@ -228,11 +259,8 @@ bool MediaReader::Impl::setup_hwdec(const AVCodec* codec) {
     warn(name, std::string("--hwdec cuda: no GPU decoder for ") + codec->name + "; decoding on the CPU");
     return false;
   }
-  AVDictionary* device_options = nullptr;
-  av_dict_set(&device_options, "primary_ctx", "1", 0);
   AVBufferRef* device = nullptr;
-  const int result = av_hwdevice_ctx_create(&device, AV_HWDEVICE_TYPE_CUDA, nullptr, device_options, 0);
-  av_dict_free(&device_options);
+  const int result = create_cuda_device(&device, options.hwdec_device);
   // FFmpeg shares the GPU's primary context only with its own scheduling flags, which it can set
   // only before anything else in the process has started that context.
   if (result == AVERROR(ENOTSUP))

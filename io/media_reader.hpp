@@ -53,6 +53,7 @@ struct InputOptions {
   bool low_delay = false;       // live sources: no probing delay, low-delay decoding
   std::string hwdec;            // "cuda": decode on the GPU (NVDEC), pictures stay in device memory
   int hw_frames_in_flight = 16; // decoded GPU pictures the caller may hold at once (hwdec)
+  int hwdec_device = 0;         // hwdec: the CUDA GPU that decodes (index as CUDA counts them)
   // No packet for this long (opening included) is a stall: the blocked read is woken by FFmpeg's
   // interrupt callback and read()/reopen() throw StallError. 0 = wait for ever.
   double stall_timeout_seconds = 0.0;
@@ -79,6 +80,13 @@ struct InputOptions {
 // A network URL (rtsp://, tcp://, udp://, srt://...) or a camera (v4l2 and the other capture
 // devices): the sources that can stall, drop and come back, and that reopen() can reconnect.
 bool is_network_or_camera(const InputOptions& options);
+
+// NVDEC shares the GPU's primary CUDA context with the processing backend, which FFmpeg can set
+// up only before anything else in the process has started that context. A program that starts
+// CUDA itself before opening its NVDEC inputs (the benchmark, a job's worker threads) calls this
+// first, once per GPU: the context is then made with NVDEC's flags and kept for the process's
+// life. Throws IoError when the GPU cannot decode.
+void prepare_gpu_decoding(int device);
 
 // What the writer needs to know about the input video and its companions.
 struct VideoInfo {

@@ -89,6 +89,7 @@ std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, in
     s.error = j.value("error", std::string());
     s.frames = j.value("frames", std::int64_t{0});
     s.seconds = j.value("seconds", 0.0);
+    s.decoded = j.value("decoded", std::string());
     return s;
   } catch (const json::exception&) {
     return std::nullopt;  // written by rename: a damaged file was not written by a task
@@ -101,6 +102,7 @@ void write_task_state(const std::string& dir, Stage stage, int index, const Task
   if (s.state == "done") {
     j["frames"] = s.frames;
     j["seconds"] = s.seconds;
+    if (!s.decoded.empty()) j["decoded"] = s.decoded;
   }
   write_file_atomically(state_path(dir, stage, index), j.dump() + "\n");
 }
@@ -133,6 +135,7 @@ void TaskRun::done(std::int64_t frames) {
   TaskState s = state("done");
   s.frames = frames;
   s.seconds = now_seconds() - start_;
+  s.decoded = decoded_;
   write_task_state(dir_, stage_, index_, s);
   line(fmt::format("{} {} done: {} frames in {:.2f} s", to_string(stage_), index_, frames, s.seconds));
 }

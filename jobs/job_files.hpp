@@ -39,6 +39,9 @@ struct TaskState {
   std::string error;     // failed: the one-line error
   std::int64_t frames = 0;
   double seconds = 0.0;  // done: how long the task took
+  // Where the task decoded its frames: "cpu" or "nvdec"; for an analysis, "fused" when it took
+  // them from its render's decoding (no decoding of its own); empty when it decoded none.
+  std::string decoded;
 };
 
 std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, int index);
@@ -55,6 +58,7 @@ class TaskRun {
   void line(const std::string& text);  // stderr (unless quiet) and the log
   void done(std::int64_t frames);
   void failed(const std::string& error);
+  void set_decoded(std::string where) { decoded_ = std::move(where); }  // recorded with done()
 
  private:
   TaskState state(const char* word) const;  // this run's state: running, done or failed
@@ -64,6 +68,7 @@ class TaskRun {
   std::string plan_id_;
   bool quiet_;
   double start_;
+  std::string decoded_;
 };
 
 }  // namespace hazefree::jobs

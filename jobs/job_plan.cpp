@@ -74,8 +74,15 @@ std::vector<std::int64_t> choose_starts(const std::string& input, const std::vec
     }
   } else {
     const int n = std::max(1, request.chunks);
+    // Chunk i's share of the frames: equal, or falling linearly from 2n to n + 1 (weights 2n - i)
+    // when several waves of workers run them, longest first.
+    const bool shrinking = request.workers > 0 && n > request.workers;
+    auto weight_before = [&](int i) {  // the sum of the weights of chunks 0 .. i - 1
+      return shrinking ? static_cast<double>(i) * (4.0 * n - i + 1) / 2.0 : static_cast<double>(i);
+    };
+    const double total_weight = weight_before(n);
     for (int i = 1; i < n; ++i) {
-      const std::int64_t target = static_cast<std::int64_t>(std::llround(static_cast<double>(i) * frames / n));
+      const std::int64_t target = static_cast<std::int64_t>(std::llround(weight_before(i) / total_weight * frames));
       const std::int64_t start = nearest_keyframe(target);
       if (start > 0) chosen.insert(start);
     }

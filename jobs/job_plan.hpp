@@ -63,6 +63,10 @@ struct ChunkRequest {
   int chunks = 0;                        // about this many chunks per input (0: not set)
   double chunk_seconds = 0.0;            // or chunks of about this length
   std::vector<std::int64_t> chunk_starts;  // or exactly these first frames (keyframes) per input
+  // With `chunks`: the workers that will run them at once. When there are more chunks than
+  // workers, the chunks shrink toward the end of the input (the first about twice the last), so
+  // that the last wave's chunks end close together; 0: chunks of equal length.
+  int workers = 0;
 };
 
 // The request of a command line's --chunks / --chunk-seconds / --chunk-starts (one chunk per

@@ -61,7 +61,8 @@ std::string encode_analysis(const std::string& plan_id, const std::vector<FrameE
   return out;
 }
 
-// Reads task `task`'s estimates, checking that they belong to this plan and chunk.
+}  // namespace
+
 std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& plan, int task) {
   const std::string path = analysis_path(dir, task);
   const std::optional<TaskState> state = read_task_state(dir, Stage::analyze, task);
@@ -109,6 +110,17 @@ std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& pla
   return estimates;
 }
 
+void save_analysis(const std::string& dir, const Plan& plan, int task, const std::vector<FrameEstimate>& estimates) {
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  if (!estimates.empty() && static_cast<std::int64_t>(estimates.size()) != chunk.frames)
+    throw JobError(fmt::format("{}: task {} ({}) decoded {} frames where the plan counted {}", in.input, task,
+                               describe_task(plan, task), estimates.size(), chunk.frames));
+  write_file_atomically(analysis_path(dir, task), encode_analysis(plan.id, estimates));
+}
+
+namespace {
+
 // The reader options of one chunk: the run's input options, the chunk's range.
 io::InputOptions chunk_input(const RunOptions& settings, const InputPlan& in, const ChunkPlan& chunk) {
   io::InputOptions input = settings.input_options;
@@ -121,7 +133,8 @@ io::InputOptions chunk_input(const RunOptions& settings, const InputPlan& in, co
   return input;
 }
 
-// An input changed since the plan (size or time): its frames may be others.
+}  // namespace
+
 void check_input_unchanged(const std::string& dir, const InputPlan& in) {
   std::error_code error;
   const auto bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
@@ -130,6 +143,8 @@ void check_input_unchanged(const std::string& dir, const InputPlan& in) {
     throw JobError(fmt::format("{}: changed since the job was planned in {} ({} bytes, planned {}): plan the job again",
                                in.input, dir, bytes, in.bytes));
 }
+
+namespace {
 
 // Runs `body` as task `index` of `stage`: state running -> done / failed, its log in DIR.
 template <typename Body>
@@ -146,90 +161,117 @@ void as_task(const std::string& dir, const Plan& plan, Stage stage, int index, c
 
 }  // namespace
 
+std::vector<FrameEstimate> estimate_chunk(const std::string& dir, const Plan& plan, int task, FrameProcessor& estimator,
+                                          const std::atomic<bool>* stop) {
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  check_input_unchanged(dir, in);
+  io::InputOptions input = chunk_input(plan_settings(plan), in, chunk);
+  // Decoded on the CPU even where the run decodes with NVDEC: one frame at a time through
+  // NVDEC and back measured slower (2026-11-22, H200: 3 chunks of 750 1080p frames in 7.9 s
+  // against 3.0 s with the CPU's frame-threaded decoder).
+  input.hwdec.clear();
+  io::MediaReader reader(input);
+  std::vector<FrameEstimate> estimates;
+  estimates.reserve(static_cast<std::size_t>(chunk.frames));
+  for (;;) {
+    if (stop_requested() || (stop && stop->load())) throw JobError(fmt::format("{}: analyze {} interrupted", dir, task));
+    const io::MediaReader::Item item = reader.read();
+    if (item == io::MediaReader::Item::end) break;
+    if (item != io::MediaReader::Item::video_frame) continue;
+    estimates.push_back(estimator.estimate(reader.frame().view));
+  }
+  if (static_cast<std::int64_t>(estimates.size()) != chunk.frames)
+    throw JobError(fmt::format("{}: task {} ({}) decoded {} frames where the plan counted {}", in.input, task,
+                               describe_task(plan, task), estimates.size(), chunk.frames));
+  return estimates;
+}
+
+std::unique_ptr<FrameProcessor> make_estimator(const ProcessingConfig& processing, bool verbose) {
+  // HE's histograms are integers, the same on both backends: the CPU computes them. DCP's A^
+  // comes from the backend that renders.
+  return processing.mode == Mode::dcp ? create_processor(processing, verbose) : make_cpu_processor(processing);
+}
+
 void analyze_task(const std::string& dir, int task, const StageOptions& options) {
   const Plan plan = load_plan(dir);
   const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
-  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
   as_task(dir, plan, Stage::analyze, task, options, [&](TaskRun& run) -> std::int64_t {
-    std::vector<FrameEstimate> estimates;
     if (!plan.analysis || chunk.to_end) {
       // Nothing later depends on it: an empty analysis marks the task done.
       run.line(fmt::format("analyze {}: {} ({})", task, describe_task(plan, task),
                            plan.analysis ? "an input's last chunk: nothing depends on it" : "the mode carries no state"));
-      write_file_atomically(analysis_path(dir, task), encode_analysis(plan.id, {}));
+      save_analysis(dir, plan, task, {});
       return 0;
     }
-    check_input_unchanged(dir, in);
-    RunOptions settings = plan_settings(plan);
-    // HE's histograms are integers, the same on both backends: the CPU computes them. DCP's A^
-    // comes from the backend that renders.
-    io::InputOptions input = chunk_input(settings, in, chunk);
-    // Decoded on the CPU even where the run decodes with NVDEC: one frame at a time through
-    // NVDEC and back measured slower (2026-11-22, H200: 3 chunks of 750 1080p frames in 7.9 s
-    // against 3.0 s with the CPU's frame-threaded decoder).
-    input.hwdec.clear();
-    io::MediaReader reader(input);
-    std::unique_ptr<FrameProcessor> processor =
-        settings.processing.mode == Mode::dcp ? create_processor(settings.processing, options.verbose)
-                                              : make_cpu_processor(settings.processing);
+    const RunOptions settings = plan_settings(plan);
+    const std::unique_ptr<FrameProcessor> processor = make_estimator(settings.processing, options.verbose);
     run.line(fmt::format("analyze {}: {} on {}", task, describe_task(plan, task), processor->description()));
-    estimates.reserve(static_cast<std::size_t>(chunk.frames));
-    for (;;) {
-      if (stop_requested()) throw JobError(fmt::format("{}: analyze {} interrupted", dir, task));
-      const io::MediaReader::Item item = reader.read();
-      if (item == io::MediaReader::Item::end) break;
-      if (item != io::MediaReader::Item::video_frame) continue;
-      estimates.push_back(processor->estimate(reader.frame().view));
-    }
-    if (static_cast<std::int64_t>(estimates.size()) != chunk.frames)
-      throw JobError(fmt::format("{}: task {} ({}) decoded {} frames where the plan counted {}", in.input, task,
-                                 describe_task(plan, task), estimates.size(), chunk.frames));
-    write_file_atomically(analysis_path(dir, task), encode_analysis(plan.id, estimates));
+    run.set_decoded("cpu");
+    const std::vector<FrameEstimate> estimates = estimate_chunk(dir, plan, task, *processor, nullptr);
+    save_analysis(dir, plan, task, estimates);
     return static_cast<std::int64_t>(estimates.size());
   });
 }
 
-void render_task(const std::string& dir, int task, const StageOptions& options) {
-  const Plan plan = load_plan(dir);
+TemporalState start_state_from_files(const std::string& dir, const Plan& plan, int task) {
   const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  const RunOptions settings = plan_settings(plan);
+  TemporalState state;
+  if (!plan.analysis) return state;
+  for (const int earlier : in.chunks) {
+    if (plan.tasks[static_cast<std::size_t>(earlier)].number >= chunk.number) break;
+    for (const FrameEstimate& e : load_analysis(dir, plan, earlier)) advance_temporal_state(settings.processing, e, state);
+  }
+  return state;
+}
+
+RunOptions chunk_render_options(const std::string& dir, const Plan& plan, int task, bool verbose) {
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  check_input_unchanged(dir, in);
+  std::error_code error;
+  fs::create_directories(fs::path(chunk_path(dir, task)).parent_path(), error);
+  RunOptions chunk_run = plan_settings(plan);
+  chunk_run.input = in.input;
+  chunk_run.output = chunk_path(dir, task);
+  chunk_run.output_options.format = "mov";
+  chunk_run.output_options.overwrite = true;  // a task run again replaces its chunk
+  chunk_run.quiet = true;
+  chunk_run.verbose = verbose;
+  finalize_options(chunk_run);
+  chunk_run.input_options = chunk_input(chunk_run, in, chunk);
+  return chunk_run;
+}
+
+void check_chunk_rendered(const std::string& dir, const Plan& plan, int task, const RunSummary& summary) {
+  const ChunkPlan& chunk = plan.tasks[static_cast<std::size_t>(task)];
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(chunk.input)];
+  if (summary.interrupted) {
+    std::error_code ignored;
+    fs::remove(chunk_path(dir, task), ignored);
+    throw JobError(fmt::format("{}: render {} interrupted", dir, task));
+  }
+  if (summary.frames_out != chunk.frames) {
+    std::error_code ignored;
+    fs::remove(chunk_path(dir, task), ignored);
+    throw JobError(fmt::format("{}: task {} ({}) gave {} frames where the plan counted {}", in.input, task,
+                               describe_task(plan, task), summary.frames_out, chunk.frames));
+  }
+}
+
+void render_task(const std::string& dir, int task, const StageOptions& options) {
+  const Plan plan = load_plan(dir);
   as_task(dir, plan, Stage::render, task, options, [&](TaskRun& run) -> std::int64_t {
-    check_input_unchanged(dir, in);
-    RunOptions settings = plan_settings(plan);
+    RunOptions chunk_run = chunk_render_options(dir, plan, task, options.verbose);
     // The state at the chunk's first frame: every earlier frame's estimate, in order, through
     // the update the single run applies frame by frame.
-    TemporalState state;
-    if (plan.analysis) {
-      for (const int earlier : in.chunks) {
-        if (plan.tasks[static_cast<std::size_t>(earlier)].number >= chunk.number) break;
-        for (const FrameEstimate& e : load_analysis(dir, plan, earlier)) advance_temporal_state(settings.processing, e, state);
-      }
-    }
-    std::error_code error;
-    fs::create_directories(fs::path(chunk_path(dir, task)).parent_path(), error);
-    RunOptions chunk_run = settings;
-    chunk_run.input = in.input;
-    chunk_run.output = chunk_path(dir, task);
-    chunk_run.output_options.format = "mov";
-    chunk_run.output_options.overwrite = true;  // a task run again replaces its chunk
-    chunk_run.quiet = true;
-    chunk_run.verbose = options.verbose;
-    finalize_options(chunk_run);
-    chunk_run.input_options = chunk_input(chunk_run, in, chunk);
-    if (plan.analysis) chunk_run.start_state = state;
+    if (plan.analysis) chunk_run.start_state = start_state_from_files(dir, plan, task);
     run.line(fmt::format("render {}: {}", task, describe_task(plan, task)));
+    run.set_decoded(chunk_run.input_options.hwdec.empty() ? "cpu" : "nvdec");
     const RunSummary summary = run_pipeline(chunk_run);
-    if (summary.interrupted) {
-      std::error_code ignored;
-      fs::remove(chunk_path(dir, task), ignored);
-      throw JobError(fmt::format("{}: render {} interrupted", dir, task));
-    }
-    if (summary.frames_out != chunk.frames) {
-      std::error_code ignored;
-      fs::remove(chunk_path(dir, task), ignored);
-      throw JobError(fmt::format("{}: task {} ({}) gave {} frames where the plan counted {}", in.input, task,
-                                 describe_task(plan, task), summary.frames_out, chunk.frames));
-    }
+    check_chunk_rendered(dir, plan, task, summary);
     run.line(fmt::format("render {}: {:.1f} fps on {}", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0,
                          summary.processor));
     return summary.frames_out;
@@ -308,7 +350,7 @@ std::string job_status(const std::string& dir, bool as_json) {
   j["plan"] = plan.id;
   j["made_by"] = plan.made_by;
   std::string text = fmt::format("job {} (plan {}, {} tasks, {} inputs)\n", dir, plan.id, plan.tasks.size(), plan.inputs.size());
-  text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12}\n", "task", "chunk", "frames", "analyze", "render");
+  text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12} {}\n", "task", "chunk", "frames", "analyze", "render", "decoded");
   int done = 0;
   for (const ChunkPlan& c : plan.tasks) {
     const std::optional<TaskState> a = read_task_state(dir, Stage::analyze, c.task);
@@ -318,15 +360,26 @@ std::string job_status(const std::string& dir, bool as_json) {
     std::string render = state_word(plan, r);
     if (render == "done" && !chunk_problem(dir, plan, c.task).empty()) render = "missing";
     if (render == "done") ++done;
+    // Where the chunk's frames were decoded, and how many times: by its render, and by its
+    // analysis where that decoded them itself (the two-pass form) rather than with the render.
+    std::vector<std::string> decoded_on;
+    const bool current_a = a && a->plan == plan.id && a->state == "done";
+    if (current_a && a->decoded != "" && a->decoded != "fused") decoded_on.push_back(a->decoded + " (analysis)");
+    if (render == "done" && r && !r->decoded.empty())
+      decoded_on.push_back(r->decoded + (current_a && a->decoded == "fused" ? " (render + analysis)" : " (render)"));
+    std::string decoded_text = decoded_on.empty() ? "-" : fmt::format("{}x:", decoded_on.size());
+    for (const std::string& d : decoded_on) decoded_text += " " + d;
     json t{{"task", c.task}, {"input", c.input}, {"chunk", c.number}, {"first_frame", c.first_frame},
-           {"frames", c.frames}, {"analyze", analyze}, {"render", render}};
+           {"frames", c.frames}, {"analyze", analyze}, {"render", render},
+           {"decodes", decoded_on.size()}, {"decoded_on", decoded_on}};
     for (const auto& [stage, s] : {std::pair{"analyze", a}, std::pair{"render", r}}) {
       if (s && s->state == "failed" && s->plan == plan.id) t[std::string(stage) + "_error"] = s->error;
       if (s && s->state == "running" && s->plan == plan.id) t[std::string(stage) + "_host"] = fmt::format("{} pid {}", s->host, s->pid);
     }
     t["log"] = log_path(dir, Stage::render, c.task);
     j["tasks"].push_back(t);
-    text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12}\n", c.task, describe_task(plan, c.task), c.frames, analyze, render);
+    text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12} {}\n", c.task, describe_task(plan, c.task), c.frames, analyze,
+                        render, decoded_text);
     for (const auto& [stage, s] : {std::pair{Stage::analyze, a}, std::pair{Stage::render, r}}) {
       if (s && s->state == "failed" && s->plan == plan.id)
         text += fmt::format("       {} failed: {} (log: {})\n", to_string(stage), s->error, log_path(dir, stage, c.task));

@@ -1,50 +1,52 @@
-// `hazefree --chunks N [--gpus ...] INPUT OUTPUT`: the job's stages on this machine. Each task
-// runs as a child process `hazefree job analyze|render DIR --chunk K` (a full pipeline of its own:
-// decoder thread, lanes, encoder thread), one worker slot per GPU (CUDA_VISIBLE_DEVICES) or, with
-// no GPU, slots sharing the cores (OMP_NUM_THREADS). A render starts as soon as the analyses of
-// its input's earlier chunks are done; the join runs here at the end.
+// `hazefree --chunks N|auto [--gpus ...] INPUT OUTPUT`: the job's stages on this machine, in this
+// process. One worker thread per slot (one or more per GPU, each GPU's workers sharing this
+// process's CUDA context; or CPU workers sharing the cores) takes chunk after chunk, in time
+// order, with the same processors and no process or context started per chunk.
+//
+// Each frame is decoded once where the mode carries state from frame to frame (DCP's atmospheric
+// light, HE's smoothed histogram): a chunk's worker decodes it, takes every frame's estimate as it
+// goes (the estimator, a processor of its own) and publishes them as soon as the chunk is decoded,
+// holding the decoded frames in memory until the estimates of its input's earlier chunks are
+// known; then it processes and encodes them from the exact start state. A chunk whose frames do
+// not fit its worker's share of the memory budget is decoded twice instead (an analysis pass,
+// then the render), and its log says so. The analyses and chunks are written to DIR exactly as
+// the stage commands write them, so `job status`, a resumed run and the join see one layout.
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
+#include <atomic>
 #include <chrono>
-#include <csignal>
+#include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
 
+#include "io/logging.hpp"
+#include "io/media_reader.hpp"
 #include "jobs/job_command.hpp"
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
 #include "jobs/job_stages.hpp"
 #include "kernels/processor.hpp"
+#include "kernels/temporal_state.hpp"
 #include "pipeline/pipeline.hpp"
-
-extern char** environ;
+#include "pipeline/processor_factory.hpp"
 
 namespace hazefree::jobs {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Slot {
-  int gpu = -1;        // CUDA device, -1: CPU
-  int threads = 0;     // OMP_NUM_THREADS for a CPU slot (0: leave)
-  bool analyses = true;  // runs analyze tasks
-  bool renders = true;   // runs render tasks
-  pid_t pid = 0;       // running child, 0: free
-  Stage stage = Stage::analyze;
-  int task = -1;
-};
 
 std::vector<int> parse_gpus(const std::string& text, int available) {
   std::vector<int> gpus;
@@ -67,10 +69,8 @@ std::vector<int> parse_gpus(const std::string& text, int available) {
   return gpus;
 }
 
-// The GPUs the workers will see, counted without starting CUDA in this process: starting the
-// driver takes about a second on a host of four GPUs (measured, docs/SCALING.md), and every
-// worker pays its own start anyway. The driver lists its GPUs in /proc/driver/nvidia/gpus;
-// CUDA_VISIBLE_DEVICES narrows them. Where that folder is missing, CUDA is asked.
+// The GPUs the workers can use, counted from the driver's list (/proc/driver/nvidia/gpus,
+// narrowed by CUDA_VISIBLE_DEVICES) where it exists, else by asking CUDA.
 int visible_gpu_count() {
 #if defined(HAZEFREE_HAVE_CUDA)
   std::error_code error;
@@ -92,66 +92,453 @@ int visible_gpu_count() {
 #endif
 }
 
-std::string self_executable() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (error) throw JobError("cannot find the hazefree executable (/proc/self/exe)");
-  return self.string();
+// Memory the system could give now (MemAvailable), in bytes; 0 when unknown.
+std::uint64_t available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
 }
 
-// Starts `hazefree job STAGE DIR --chunk K -q` with its output appended to the task's log.
-pid_t spawn_task(const std::string& exe, const std::string& dir, Stage stage, int task, const Slot& slot, bool verbose) {
-  std::vector<std::string> args{exe, "job", to_string(stage), dir, "--chunk", std::to_string(task), "-q"};
-  if (verbose) args.back() = "-v";
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || entry.rfind("OMP_NUM_THREADS=", 0) == 0 ||
-        entry.rfind("SLURM_ARRAY_TASK_ID=", 0) == 0 || entry.rfind("JOB_COMPLETION_INDEX=", 0) == 0)
-      continue;
-    env.push_back(entry);
+// One worker: a GPU (or -1 for the CPU) and, for CPU workers, its share of the cores.
+struct Slot {
+  int gpu = -1;
+  int threads = 0;
+};
+
+// What the job looks like on this machine, chosen before it is planned.
+struct Layout {
+  std::vector<Slot> slots;
+  int chunks = 0;             // for --chunks auto
+  int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
+  std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
+  int gpus = 0;               // GPUs the workers use
+  std::string line;           // what was chosen, for --chunks auto
+};
+
+// --chunks auto: workers enough to keep the encoders busy (a software encoder reaches its best
+// only several at once: one x264 keeps about 14 of 32 cores busy, docs/SCALING.md), one per four
+// cores; three chunks per worker, shrinking toward the end, so that the waves overlap and the last
+// ones end together; no chunk shorter than two seconds, nor larger than its worker's memory share.
+Layout choose_layout(const RunOptions& options, const io::VideoInfo& video, std::int64_t bytes_per_frame) {
+  const JobOptions& job = options.job;
+  Layout layout;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
+  const std::uint64_t available = available_memory();
+  layout.budget = job.memory_mb > 0 ? static_cast<std::uint64_t>(job.memory_mb * 1024.0 * 1024.0)
+                  : available > 0   ? available / 2
+                                    : std::uint64_t{4} << 30;
+  if (gpu_count > 0) {
+    const std::vector<int> gpus = parse_gpus(job.gpus, gpu_count);
+    int per_gpu = job.workers_per_gpu > 0 ? job.workers_per_gpu : 1;
+    if (job.auto_chunks && job.workers_per_gpu == 0)
+      per_gpu = std::max(1, (std::max(1, cores / 4) + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size()));
+    for (const int gpu : gpus)
+      for (int w = 0; w < per_gpu; ++w) layout.slots.push_back(Slot{gpu, 0});
+    layout.gpus = static_cast<int>(gpus.size());
+  } else {
+    if (!job.gpus.empty() && job.gpus != "all")
+      throw UsageError(fmt::format("--gpus {}: no usable GPU here{}", job.gpus,
+                                   options.processing.backend == Backend::cpu ? " (--backend cpu)" : ""));
+    int workers = job.workers > 0 ? job.workers : 2;
+    if (job.auto_chunks && job.workers == 0) workers = std::clamp(cores / 4, 2, 16);
+    for (int w = 0; w < workers; ++w) layout.slots.push_back(Slot{-1, std::max(1, cores / workers)});
   }
-  if (slot.gpu >= 0) env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", slot.gpu));
-  if (slot.threads > 0) env.push_back(fmt::format("OMP_NUM_THREADS={}", slot.threads));
-  std::vector<char*> argv, envp;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  const int workers = static_cast<int>(layout.slots.size());
+  if (!job.auto_chunks) return layout;
 
-  const std::string log = log_path(dir, stage, task);
-  std::error_code error;
-  fs::create_directories(fs::path(log).parent_path(), error);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  pid_t pid = 0;
-  const int result = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (result != 0) throw JobError(fmt::format("{}: cannot start a worker ({})", exe, std::strerror(result)));
-  return pid;
+  const std::int64_t frames = video.frame_count;
+  if (frames <= 0) throw UsageError(fmt::format("{}: --chunks auto: the input does not say how many frames it has; give --chunks N",
+                                                options.input));
+  const double rate = video.frame_rate.value() > 0 ? video.frame_rate.value() : 25.0;
+  const auto shortest = static_cast<std::int64_t>(std::ceil(2.0 * rate));
+  const std::int64_t most_by_length = std::max<std::int64_t>(1, frames / std::max<std::int64_t>(1, shortest));
+  // The first (longest) chunk is about 4/3 of the mean under the shrinking sizes.
+  const std::uint64_t share = layout.budget / static_cast<std::uint64_t>(workers);
+  const std::uint64_t frames_per_share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(std::max<std::int64_t>(1, bytes_per_frame)));
+  const auto fewest_by_memory =
+      static_cast<std::int64_t>(std::ceil(4.0 / 3.0 * static_cast<double>(frames) / static_cast<double>(frames_per_share)));
+  std::int64_t chunks = std::min<std::int64_t>(3LL * workers, most_by_length);
+  chunks = std::clamp<std::int64_t>(std::max(chunks, fewest_by_memory), 1, std::min<std::int64_t>(frames, 100000));
+  layout.chunks = static_cast<int>(chunks);
+  // The encoders share the cores as one encoder would use them (x264: 1.5 threads a core).
+  layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
+  layout.line = fmt::format("--chunks auto: {} chunks on {} worker{} ({}), {} encoder threads each, {:.0f} MiB for decoded frames "
+                            "({} cores, {} frames of {}x{})",
+                            chunks, workers, workers == 1 ? "" : "s",
+                            layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
+                            layout.encoder_threads, static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames,
+                            video.width, video.height);
+  return layout;
 }
+
+// The estimates of the job's chunks as they become known, folded per input into the state at
+// each chunk's first frame. The fold runs over a contiguous prefix of each input's chunks, as
+// soon as the next chunk's estimates are there (published by a worker, or read from DIR when an
+// earlier run left them), so estimates are kept only until they are folded.
+class StateBoard {
+ public:
+  StateBoard(const std::string& dir, const Plan& plan) : dir_(dir), plan_(plan), settings_(plan_settings(plan)) {
+    for (const InputPlan& in : plan.inputs) {
+      InputFold fold;
+      fold.pending.resize(in.chunks.size());
+      fold.starts.resize(in.chunks.size());
+      folds_.push_back(std::move(fold));
+    }
+  }
+
+  // Task `task`'s estimates are known (empty for a chunk nothing depends on).
+  void publish(int task, std::vector<FrameEstimate> estimates) {
+    std::lock_guard lock(mutex_);
+    const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+    folds_[static_cast<std::size_t>(c.input)].pending[static_cast<std::size_t>(c.number)] = std::move(estimates);
+    advance_locked(c.input);
+    changed_.notify_all();
+  }
+
+  // Every wait from now on throws with `why` (a failed task, a stop).
+  void abort(const std::string& why) {
+    std::lock_guard lock(mutex_);
+    if (aborted_.empty()) aborted_ = why;
+    changed_.notify_all();
+  }
+
+  // The state at `task`'s first frame; blocks until its input's earlier chunks are all folded.
+  TemporalState wait(int task, const std::atomic<bool>& cancelled) {
+    const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+    std::unique_lock lock(mutex_);
+    InputFold& fold = folds_[static_cast<std::size_t>(c.input)];
+    for (;;) {
+      advance_locked(c.input);  // analyses an earlier run left in DIR
+      if (!aborted_.empty()) throw JobError(aborted_);
+      if (cancelled.load()) throw JobError(fmt::format("{}: render {} stopped", dir_, task));
+      if (fold.folded >= c.number) return *fold.starts[static_cast<std::size_t>(c.number)];
+      changed_.wait(lock);
+    }
+  }
+
+  void notify_all() {
+    std::lock_guard lock(mutex_);
+    changed_.notify_all();
+  }
+
+ private:
+  struct InputFold {
+    std::vector<std::optional<std::vector<FrameEstimate>>> pending;  // by chunk number, until folded
+    std::vector<std::optional<TemporalState>> starts;                // the state at each chunk's first frame
+    TemporalState state;                                             // after the folded chunks
+    int folded = -1;                                                 // chunks 0 .. folded have their start
+  };
+
+  void advance_locked(int input) {
+    InputFold& fold = folds_[static_cast<std::size_t>(input)];
+    const InputPlan& in = plan_.inputs[static_cast<std::size_t>(input)];
+    const int count = static_cast<int>(in.chunks.size());
+    if (fold.folded < 0) {
+      fold.starts[0] = TemporalState{};
+      fold.folded = 0;
+    }
+    while (fold.folded + 1 < count) {
+      const int number = fold.folded;  // the chunk whose estimates lead to the next start
+      auto& estimates = fold.pending[static_cast<std::size_t>(number)];
+      if (!estimates) {
+        const int task = in.chunks[static_cast<std::size_t>(number)];
+        const std::optional<TaskState> s = read_task_state(dir_, Stage::analyze, task);
+        if (!s || s->state != "done" || s->plan != plan_.id) return;
+        estimates = load_analysis(dir_, plan_, task);
+      }
+      for (const FrameEstimate& e : *estimates) advance_temporal_state(settings_.processing, e, fold.state);
+      estimates.reset();
+      fold.starts[static_cast<std::size_t>(number + 1)] = fold.state;
+      ++fold.folded;
+    }
+  }
+
+  const std::string dir_;
+  const Plan& plan_;
+  const RunOptions settings_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<InputFold> folds_;
+  std::string aborted_;
+};
+
+// A chunk's pipeline waits here for its start state (pipeline/pipeline.hpp).
+class BoardGate final : public StartStateGate {
+ public:
+  BoardGate(StateBoard& board, int task) : board_(board), task_(task) {}
+  TemporalState wait() override { return board_.wait(task_, cancelled_); }
+  void cancel() override {
+    cancelled_.store(true);
+    board_.notify_all();
+  }
+
+ private:
+  StateBoard& board_;
+  int task_;
+  std::atomic<bool> cancelled_{false};
+};
 
 bool task_done(const std::string& dir, const Plan& plan, Stage stage, int task) {
   const std::optional<TaskState> s = read_task_state(dir, stage, task);
   return s && s->state == "done" && s->plan == plan.id;
 }
 
+// The job on this machine: the workers, the board, what is left to do.
+class LocalJob {
+ public:
+  LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame)
+      : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), board_(dir_, plan_) {
+    // In time order within each input (chunk 0 of every input first, longest first among equal
+    // numbers): a chunk's earlier chunks are always taken before it, so a worker waiting for a
+    // start state waits for work that is running.
+    for (const ChunkPlan& c : plan_.tasks) order_.push_back(c.task);
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+      const ChunkPlan& x = plan_.tasks[static_cast<std::size_t>(a)];
+      const ChunkPlan& y = plan_.tasks[static_cast<std::size_t>(b)];
+      return x.number != y.number ? x.number < y.number : x.frames > y.frames;
+    });
+    for (const int task : order_) {
+      const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+      if (!task_done(dir_, plan_, Stage::render, task) || (needs_analysis(c) && !task_done(dir_, plan_, Stage::analyze, task)))
+        ++total_;
+    }
+  }
+
+  // Runs every task left; returns false when stopped by a stop request.
+  bool run() {
+    int done_pipe[2];
+    if (pipe2(done_pipe, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
+    std::vector<std::thread> workers;
+    for (std::size_t w = 0; w < layout_.slots.size(); ++w) {
+      workers.emplace_back([this, w, &done_pipe] {
+        work(layout_.slots[w]);
+        (void)!write(done_pipe[1], "x", 1);
+      });
+    }
+    // Waits for the workers, and turns a stop request (a signal) into the board's abort, which
+    // wakes the chunks waiting for their start state.
+    std::size_t ended = 0;
+    bool stop_seen = false;
+    while (ended < workers.size()) {
+      pollfd wake[2] = {{done_pipe[0], POLLIN, 0}, {stop_request_fd(), POLLIN, 0}};
+      if (poll(wake, stop_seen ? 1 : 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;  // the joins below still wait for every worker
+      }
+      if (!stop_seen && (wake[1].revents & POLLIN)) {  // stays readable: looked at once
+        stop_seen = true;
+        fail_all(fmt::format("{}: interrupted", dir_));
+      }
+      if (wake[0].revents & POLLIN) {
+        char bytes[16];
+        const ssize_t n = read(done_pipe[0], bytes, sizeof bytes);
+        if (n > 0) ended += static_cast<std::size_t>(n);
+      }
+    }
+    for (std::thread& t : workers) t.join();
+    close(done_pipe[0]);
+    close(done_pipe[1]);
+    if (stop_requested()) return false;
+    if (!failure_.empty()) throw JobError(failure_);
+    return true;
+  }
+
+ private:
+  bool needs_analysis(const ChunkPlan& c) const { return plan_.analysis && !c.to_end; }
+
+  void fail_all(const std::string& why) {
+    {
+      std::lock_guard lock(mutex_);
+      if (failure_.empty() && !stop_requested()) failure_ = why;
+    }
+    stop_.store(true);
+    board_.abort(why);
+  }
+
+  // The next task in time order, or -1 when none is left or the job is failing.
+  int next_task() {
+    std::lock_guard lock(mutex_);
+    if (stop_.load() || next_ >= order_.size()) return -1;
+    return order_[next_++];
+  }
+
+  void say(const std::string& line) {
+    if (options_.quiet) return;
+    std::lock_guard lock(print_mutex_);
+    fmt::print(stderr, "hazefree: {}\n", line);
+  }
+
+  void work(const Slot& slot) {
+    try {
+      use_gpu(slot.gpu);
+      Worker worker;
+      worker.slot = slot;
+      for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
+    } catch (const std::exception& e) {
+      fail_all(e.what());
+    }
+  }
+
+  // What a worker keeps from chunk to chunk: its processors (on its GPU, in this process's
+  // context), made when first needed.
+  struct Worker {
+    Slot slot;
+    std::unique_ptr<FrameProcessor> render;
+    std::unique_ptr<FrameProcessor> estimator;
+  };
+
+  ProcessingConfig processing_for(const Slot& slot) const {
+    ProcessingConfig processing = plan_settings(plan_).processing;
+    if (slot.threads > 0) processing.threads = slot.threads;
+    return processing;
+  }
+
+  FrameProcessor& estimator_of(Worker& worker) {
+    if (!worker.estimator) worker.estimator = make_estimator(processing_for(worker.slot), options_.verbose);
+    return *worker.estimator;
+  }
+
+  void run_task(Worker& worker, int task) {
+    const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+    const bool own_analysis = needs_analysis(c) && !task_done(dir_, plan_, Stage::analyze, task);
+    if (task_done(dir_, plan_, Stage::render, task)) {
+      if (own_analysis) analyse_alone(worker, task);  // an earlier run rendered it but left no analysis
+      return;
+    }
+    RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
+    chunk_run.stop = &stop_;
+    if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
+      chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
+    const bool on_nvdec = !chunk_run.input_options.hwdec.empty();
+    if (on_nvdec) chunk_run.input_options.hwdec_device = std::max(0, worker.slot.gpu);
+    std::shared_ptr<BoardGate> gate;
+    if (plan_.analysis) {
+      gate = std::make_shared<BoardGate>(board_, task);
+      chunk_run.start_gate = gate;
+    }
+    // The fused form: this chunk's analysis comes from the render's own decoding.
+    const std::uint64_t share = layout_.budget / layout_.slots.size();
+    const auto chunk_bytes = static_cast<std::uint64_t>(c.frames) * static_cast<std::uint64_t>(frame_bytes_);
+    const bool fused = own_analysis && !on_nvdec && chunk_bytes <= share;
+    std::optional<TaskRun> analysis;
+    if (own_analysis && !fused) {
+      const std::string why =
+          on_nvdec ? "its render decodes on NVDEC, its analysis on the CPU"
+                   : fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the memory budget ({:.3g} MiB, --job-memory)",
+                                 c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0);
+      analyse_alone(worker, task, fmt::format("decoded twice: {}", why));
+    } else if (fused) {
+      analysis.emplace(dir_, Stage::analyze, task, plan_.id, true);
+      analysis->line(fmt::format("analyze {}: {} taken from the render's decoding (each frame decoded once; up to {:.0f} MiB held)",
+                                 task, describe_task(plan_, task), static_cast<double>(chunk_bytes) / 1048576.0));
+      analysis->set_decoded("fused");
+      chunk_run.estimator = &estimator_of(worker);
+      chunk_run.hold_frames = c.frames;
+      chunk_run.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
+        save_analysis(dir_, plan_, task, estimates);
+        analysis->done(static_cast<std::int64_t>(estimates.size()));
+        board_.publish(task, std::move(estimates));
+      };
+    }
+    if (!worker.render) worker.render = create_processor(processing_for(worker.slot), options_.verbose);
+    worker.render->reset();
+    TaskRun render(dir_, Stage::render, task, plan_.id, true);
+    try {
+      render.line(fmt::format("render {}: {}{}", task, describe_task(plan_, task),
+                              plan_.analysis ? (fused ? " (decoded once, with its analysis)" : "") : ""));
+      render.set_decoded(on_nvdec ? "nvdec" : "cpu");
+      const RunSummary summary = run_pipeline(chunk_run, borrow_processor(*worker.render));
+      check_chunk_rendered(dir_, plan_, task, summary);
+      render.line(fmt::format("render {}: {:.1f} fps on {}", task,
+                              summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0, summary.processor));
+      render.done(summary.frames_out);
+    } catch (const std::exception& e) {
+      // Stopped because another task failed (or a stop request): this one was only interrupted.
+      const std::string why = stop_.load() ? fmt::format("{}: render {} interrupted", dir_, task) : e.what();
+      render.failed(why);
+      if (analysis && !task_done(dir_, plan_, Stage::analyze, task)) analysis->failed(why);
+      throw JobError(why);
+    }
+    finished(task);
+  }
+
+  // The two-pass form's analysis: a decoding pass of its own, published before the render.
+  void analyse_alone(Worker& worker, int task, const std::string& why = "") {
+    TaskRun run(dir_, Stage::analyze, task, plan_.id, true);
+    try {
+      FrameProcessor& estimator = estimator_of(worker);
+      run.line(fmt::format("analyze {}: {} on {}{}", task, describe_task(plan_, task), estimator.description(),
+                           why.empty() ? "" : "; " + why));
+      if (!why.empty()) say(fmt::format("task {} ({}): {}", task, describe_task(plan_, task), why));
+      run.set_decoded("cpu");
+      std::vector<FrameEstimate> estimates = estimate_chunk(dir_, plan_, task, estimator, &stop_);
+      save_analysis(dir_, plan_, task, estimates);
+      run.done(static_cast<std::int64_t>(estimates.size()));
+      board_.publish(task, std::move(estimates));
+    } catch (const std::exception& e) {
+      run.failed(e.what());
+      throw;
+    }
+  }
+
+  void finished(int task) {
+    std::size_t count = 0;
+    {
+      std::lock_guard lock(mutex_);
+      count = ++finished_;
+    }
+    say(fmt::format("render {} done ({}) [{}/{}]", task, describe_task(plan_, task), count, total_));
+  }
+
+  const RunOptions& options_;
+  const std::string dir_;
+  const Plan& plan_;
+  const Layout& layout_;
+  const std::int64_t frame_bytes_;
+  StateBoard board_;
+  std::vector<int> order_;
+  std::size_t total_ = 0;
+  std::mutex mutex_;
+  std::size_t next_ = 0;
+  std::size_t finished_ = 0;
+  std::string failure_;
+  std::atomic<bool> stop_{false};
+  std::mutex print_mutex_;
+};
+
 }  // namespace
 
 int run_local_job(const RunOptions& options) {
   const JobOptions& job = options.job;
   if (options.live) throw UsageError("--chunks: a --live source cannot be cut into chunks");
+  if (options.input == "-" || io::is_network_or_camera(options.input_options))
+    throw UsageError(fmt::format("{}: --chunks needs a file to cut into chunks, not a pipe, stream or camera", options.input));
   // DIR: given, or hidden next to the output (kept until the job succeeds, so that the same
   // command run again after a failure or an interruption resumes it).
   const fs::path output = fs::absolute(options.output);
   const bool own_dir = job.dir.empty();
   const std::string dir = own_dir ? (output.parent_path() / ("." + output.filename().string() + ".hazefree-job")).string()
                                   : fs::absolute(job.dir).string();
-  const ChunkRequest request = chunk_request(job);
   const auto started = std::chrono::steady_clock::now();
+  // The frames' size (what a held chunk costs) and, for --chunks auto, their count and rate.
+  io::VideoInfo video;
+  {
+    io::InputOptions probe = options.input_options;
+    probe.hwdec.clear();
+    io::MediaReader reader(probe);
+    video = reader.video();
+  }
+  const auto bytes_per_frame = static_cast<std::int64_t>(frame_bytes(video.format, video.width, video.height, 64, video.depth));
+  const Layout layout = choose_layout(options, video, bytes_per_frame);
+  if (!layout.line.empty() && !options.quiet) fmt::print(stderr, "hazefree: {}\n", layout.line);
+  ChunkRequest request = chunk_request(job);
+  if (job.auto_chunks) request.chunks = layout.chunks;
+  request.workers = static_cast<int>(layout.slots.size());
   const Plan fresh = make_plan({{options.input, options.output}}, options, request);
   std::error_code error;
   bool resumed = false;
@@ -164,127 +551,26 @@ int run_local_job(const RunOptions& options) {
   }
   if (!resumed) save_plan(dir, fresh);
   const Plan plan = load_plan(dir);
-
-  // Worker slots.
-  std::vector<Slot> slots;
-  const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
-  const bool use_gpus = gpu_count > 0;
-  if (use_gpus) {
-    // Per GPU: the render workers, and one more for the analyses, which are light (a decode and
-    // the first DCP steps) and run beside the renders so that renders need not wait for them.
-    // (Render workers taking analyses as well, to end the start's wait sooner, was measured
-    // slower on a 4-GPU host: the analyses' decoding then takes the cores from the renders.)
-    for (const int gpu : parse_gpus(job.gpus, gpu_count)) {
-      for (int w = 0; w < job.workers_per_gpu; ++w) slots.push_back(Slot{gpu, 0, false, true});
-      if (plan.analysis) slots.push_back(Slot{gpu, 0, true, false});
-    }
-  } else {
-    if (!job.gpus.empty() && job.gpus != "all")
-      throw UsageError(fmt::format("--gpus {}: no usable GPU here{}", job.gpus,
-                                   options.processing.backend == Backend::cpu ? " (--backend cpu)" : ""));
-    const int workers = job.workers > 0 ? job.workers : 2;
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (int w = 0; w < workers; ++w) slots.push_back(Slot{-1, std::max(1, cores / workers)});
+  if (options.input_options.hwdec == "cuda") {
+    // NVDEC's context on every GPU before any worker starts CUDA there (io/media_reader.hpp).
+    for (const Slot& slot : layout.slots)
+      if (slot.gpu >= 0) io::prepare_gpu_decoding(slot.gpu);
   }
-  const auto workers = std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.renders; });
+  const std::size_t workers = layout.slots.size();
   if (!options.quiet)
-    fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n",
-               plan.inputs[0].frames, plan.tasks.size(), workers, workers == 1 ? "" : "s",
-               use_gpus ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
+    fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n", plan.inputs[0].frames,
+               plan.tasks.size(), workers, workers == 1 ? "" : "s",
+               layout.slots[0].gpu >= 0 ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
                resumed ? ", resuming" : "", dir);
 
-  // The tasks still to run, in array order (longest first).
-  std::vector<std::pair<Stage, int>> pending;
-  // Analyses in time order: chunk k's unblocks the render of chunk k + 1.
-  std::vector<const ChunkPlan*> in_time_order;
-  for (const ChunkPlan& c : plan.tasks) in_time_order.push_back(&c);
-  std::stable_sort(in_time_order.begin(), in_time_order.end(), [](const ChunkPlan* a, const ChunkPlan* b) {
-    return a->input != b->input ? a->input < b->input : a->number < b->number;
-  });
-  // Which analyses are done: read from DIR once, then kept up to date as workers finish (the
-  // scheduler asks for every pending render each time a slot frees).
-  std::vector<bool> analysed(plan.tasks.size(), false);
-  for (const ChunkPlan* c : in_time_order) {
-    if (!plan.analysis || c->to_end) continue;
-    analysed[static_cast<std::size_t>(c->task)] = task_done(dir, plan, Stage::analyze, c->task);
-    if (!analysed[static_cast<std::size_t>(c->task)]) pending.emplace_back(Stage::analyze, c->task);
-  }
-  for (const ChunkPlan& c : plan.tasks)
-    if (!task_done(dir, plan, Stage::render, c.task)) pending.emplace_back(Stage::render, c.task);
-  auto ready = [&](Stage stage, int task) {
-    if (stage == Stage::analyze || !plan.analysis) return true;
-    const ChunkPlan& c = plan.tasks[static_cast<std::size_t>(task)];
-    for (const int earlier : plan.inputs[static_cast<std::size_t>(c.input)].chunks) {
-      if (plan.tasks[static_cast<std::size_t>(earlier)].number >= c.number) break;
-      if (!analysed[static_cast<std::size_t>(earlier)]) return false;
-    }
-    return true;
-  };
-
-  const std::string exe = self_executable();
-  std::string failure;
-  std::size_t finished = 0;
-  const std::size_t total = pending.size();
-  auto running = [&] { return std::count_if(slots.begin(), slots.end(), [](const Slot& s) { return s.pid != 0; }); };
-  while ((!pending.empty() && failure.empty() && !stop_requested()) || running() > 0) {
-    // Fill the free slots with ready tasks (analyses first: they unblock renders).
-    for (Slot& slot : slots) {
-      if (slot.pid != 0 || !failure.empty() || stop_requested()) continue;
-      const auto next = std::find_if(pending.begin(), pending.end(), [&](const auto& p) {
-        return (p.first == Stage::analyze ? slot.analyses : slot.renders) && ready(p.first, p.second);
-      });
-      if (next == pending.end()) continue;
-      slot.stage = next->first;
-      slot.task = next->second;
-      slot.pid = spawn_task(exe, dir, slot.stage, slot.task, slot, options.verbose);
-      pending.erase(next);
-    }
-    if (running() == 0) {
-      if (!pending.empty() && failure.empty() && !stop_requested())
-        failure = fmt::format("{}: no task can start (analyses missing)", dir);
-      break;
-    }
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) {
-        // A stop request: the workers finish what they can and stop; the job resumes later.
-        if (stop_requested())
-          for (const Slot& s : slots)
-            if (s.pid) ::kill(s.pid, SIGINT);
-        continue;
-      }
-      throw JobError(fmt::format("waiting for the workers: {}", std::strerror(errno)));
-    }
-    const auto slot = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.pid == pid; });
-    if (slot == slots.end()) continue;
-    slot->pid = 0;
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && task_done(dir, plan, slot->stage, slot->task);
-    if (ok) {
-      ++finished;
-      if (slot->stage == Stage::analyze) analysed[static_cast<std::size_t>(slot->task)] = true;
-      if (!options.quiet)
-        fmt::print(stderr, "hazefree: {} {} done ({}) [{}/{}]\n", to_string(slot->stage), slot->task,
-                   describe_task(plan, slot->task), finished, total);
-      continue;
-    }
-    if (failure.empty() && !stop_requested()) {
-      const std::optional<TaskState> s = read_task_state(dir, slot->stage, slot->task);
-      const std::string why = s && s->state == "failed" ? s->error
-                              : WIFSIGNALED(status)     ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                                        : fmt::format("exit status {}", WEXITSTATUS(status));
-      failure = fmt::format("{} task {} ({}) failed: {} (log: {})", to_string(slot->stage), slot->task,
-                            describe_task(plan, slot->task), why, log_path(dir, slot->stage, slot->task));
-      for (const Slot& s : slots)
-        if (s.pid) ::kill(s.pid, SIGTERM);
-    }
-  }
-  if (stop_requested()) {
+  // The chunks' files are the job's own intermediates: FFmpeg's notes on them (and on the many
+  // decoders and encoders at once) would bury the job's lines; its errors still show.
+  if (!options.verbose && !options.quiet) io::set_ffmpeg_log_level(io::LogLevel::quiet);
+  LocalJob local(options, dir, plan, layout, bytes_per_frame);
+  if (!local.run()) {
     fmt::print(stderr, "hazefree: interrupted; the finished chunks are kept in {}: the same command resumes the job\n", dir);
     return 130;
   }
-  if (!failure.empty()) throw JobError(failure);
-
   join_outputs(dir, -1, StageOptions{true, options.verbose});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!options.quiet)

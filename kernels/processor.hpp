@@ -79,6 +79,16 @@ bool cuda_available(std::string* why_not = nullptr);
 std::string gpu_name();
 // CUDA GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without CUDA.
 int cuda_device_count();
+// Makes GPU `device` the calling thread's current one: the CUDA processors it creates next live
+// there (a job's worker threads, one GPU each). No-op for -1 or without CUDA; throws
+// std::runtime_error naming the GPU when it cannot be used.
+void use_gpu(int device);
+// Threads that wait for a GPU sleep until it is done instead of spinning on a core (CUDA's
+// blocking synchronisation, set on every GPU's primary context before it starts; the same flag
+// NVDEC's context needs). For programs whose CPU is the limit: a waiting lane thread otherwise
+// keeps a core busy that the encoders could use. Returns false where a context had already
+// started with other flags (they are then left as they are). No-op without CUDA.
+bool use_blocking_gpu_waits();
 
 // The CUDA backend; throws std::runtime_error when unavailable.
 std::unique_ptr<FrameProcessor> make_cuda_processor(const ProcessingConfig& config);

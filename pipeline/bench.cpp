@@ -643,26 +643,6 @@ void plot_results(const std::string& json_path, const std::string& png_path) {
   fmt::print(stderr, "bench: plot written to {}\n", png_path);
 }
 
-// A processor lent to run_pipeline(), which destroys what it is given: every call goes to the
-// bench's own processor, which outlives the run.
-class Borrowed final : public FrameProcessor {
- public:
-  explicit Borrowed(FrameProcessor& p) : p_(p) {}
-  void process(const ImageView& in, ImageView& out) override { p_.process(in, out); }
-  void reset() override { p_.reset(); }
-  std::string description() const override { return p_.description(); }
-  std::array<float, 3> atmospheric_light() const override { return p_.atmospheric_light(); }
-  std::vector<StageTime> stage_times() const override { return p_.stage_times(); }
-  int lanes() const override { return p_.lanes(); }
-  void enqueue(int lane, const ImageView& in, const ImageView& out) override { p_.enqueue(lane, in, out); }
-  void wait(int lane) override { p_.wait(lane); }
-  TemporalState temporal_state() const override { return p_.temporal_state(); }
-  void set_temporal_state(const TemporalState& state) override { p_.set_temporal_state(state); }
-  FrameEstimate estimate(const ImageView& in) override { return p_.estimate(in); }
-
- private:
-  FrameProcessor& p_;
-};
 
 // The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
 // the backend and the encoder are all measured, as `hazefree in out` would run them.
@@ -684,6 +664,9 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   o.output = "/dev/null";
   o.quiet = true;
   finalize_options(o);
+  // As the program's run does it; and the processor is made before the run here (below), so
+  // NVDEC's context must come first: FFmpeg sets its flags only on a context not yet started.
+  prepare_gpu_for_run(o);
   // "auto" resolved as in the other modes (the GPU when one is usable), so that the device memory
   // is read exactly when the backend is CUDA.
   if (o.processing.backend == Backend::automatic)
@@ -703,7 +686,7 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   // device memory is read after the run (NVDEC's pictures, freed with the run, are not counted).
   const DeviceMemory device(o.processing.backend == Backend::cuda);
   const std::unique_ptr<FrameProcessor> processor = create_processor(o.processing, false);
-  const RunSummary r = run_pipeline(o, std::make_unique<Borrowed>(*processor));
+  const RunSummary r = run_pipeline(o, borrow_processor(*processor));
   const double fps = r.seconds > 0 ? r.frames_out / r.seconds : 0.0;
   const double wall_ms = r.frames_out > 0 ? r.seconds * 1000.0 / r.frames_out : 0.0;
   Contract k;

@@ -2,10 +2,15 @@
 
 #include "kernels/processor.hpp"
 
+#include <algorithm>
 #include <new>
 #include <stdexcept>
 
 namespace hazefree {
+
+namespace {
+constexpr int kRowAlign = 64;
+}  // namespace
 
 BufferAllocator BufferAllocator::heap() {
   return {[](std::size_t bytes) -> void* { return ::operator new(bytes, std::align_val_t{64}); },
@@ -21,22 +26,17 @@ BufferAllocator BufferAllocator::pinned_or_heap() {
 }
 
 FramePool::FramePool(std::size_t count, PixelFormat format, int width, int height,
-                     BufferAllocator allocator, int depth)
-    : allocator_(std::move(allocator)) {
+                     BufferAllocator allocator, int depth, std::size_t allocated_now)
+    : allocator_(std::move(allocator)), format_(format), width_(width), height_(height), depth_(depth) {
   if (count == 0) throw std::invalid_argument("frame pool needs at least one buffer");
-  constexpr int kRowAlign = 64;
   buffer_bytes_ = frame_bytes(format, width, height, kRowAlign, depth);
   buffers_.reserve(count);
-  frames_.resize(count);
+  frames_.resize(count);  // never resized again: frames are handed out by address
   free_.reserve(count);
   try {
-    for (std::size_t i = 0; i < count; ++i) {
-      void* memory = allocator_.allocate(buffer_bytes_);
-      if (!memory) throw std::bad_alloc();
-      buffers_.push_back(memory);
-      frames_[i].view = make_view(format, width, height, static_cast<std::uint8_t*>(memory), kRowAlign, depth);
-      frames_[i].slot = i;
-      free_.push_back(&frames_[i]);
+    for (std::size_t i = 0; i < std::min(count, std::max<std::size_t>(allocated_now, 1)); ++i) {
+      PooledFrame* frame = allocate_frame_locked();
+      free_.push_back(frame);
     }
   } catch (...) {
     for (void* memory : buffers_) allocator_.release(memory);
@@ -48,27 +48,40 @@ FramePool::~FramePool() {
   for (void* memory : buffers_) allocator_.release(memory);
 }
 
-PooledFrame* FramePool::acquire() {
-  std::unique_lock lock(mutex_);
-  available_.wait(lock, [&] { return closed_ || !free_.empty(); });
-  if (closed_) return nullptr;
+PooledFrame* FramePool::allocate_frame_locked() {
+  void* memory = allocator_.allocate(buffer_bytes_);
+  if (!memory) throw std::bad_alloc();
+  const std::size_t i = buffers_.size();
+  buffers_.push_back(memory);
+  frames_[i].view = make_view(format_, width_, height_, static_cast<std::uint8_t*>(memory), kRowAlign, depth_);
+  frames_[i].slot = i;
+  return &frames_[i];
+}
+
+PooledFrame* FramePool::take_free_locked() {
+  if (free_.empty()) return buffers_.size() < frames_.size() ? allocate_frame_locked() : nullptr;
   PooledFrame* frame = free_.back();
   free_.pop_back();
   return frame;
 }
 
+PooledFrame* FramePool::acquire() {
+  std::unique_lock lock(mutex_);
+  available_.wait(lock, [&] { return closed_ || !free_.empty() || buffers_.size() < frames_.size(); });
+  if (closed_) return nullptr;
+  return take_free_locked();
+}
+
 PooledFrame* FramePool::try_acquire() {
   std::lock_guard lock(mutex_);
-  if (closed_ || free_.empty()) return nullptr;
-  PooledFrame* frame = free_.back();
-  free_.pop_back();
-  return frame;
+  if (closed_) return nullptr;
+  return take_free_locked();
 }
 
 void FramePool::release(PooledFrame* frame) {
   if (!frame) return;
   std::lock_guard lock(mutex_);
-  if (frame->slot >= frames_.size() || &frames_[frame->slot] != frame)
+  if (frame->slot >= buffers_.size() || &frames_[frame->slot] != frame)
     throw std::logic_error("frame returned to a pool it does not belong to");
   free_.push_back(frame);
   available_.notify_one();
@@ -78,6 +91,11 @@ void FramePool::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   available_.notify_all();
+}
+
+std::size_t FramePool::bytes() const {
+  std::lock_guard lock(mutex_);
+  return buffer_bytes_ * buffers_.size();
 }
 
 std::size_t FramePool::free_count() const {

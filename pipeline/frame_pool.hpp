@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <climits>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -37,9 +38,13 @@ struct BufferAllocator {
 class FramePool {
  public:
   // `count` buffers of `format` at width x height and `depth` bits per sample (two bytes a
-  // sample above 8), rows aligned to 64 bytes.
+  // sample above 8), rows aligned to 64 bytes. The first `allocated_now` of them (all when
+  // larger than `count`) are allocated here, the others only when every allocated one is in use
+  // (a job's chunk held in memory while it waits for its start state: as large as the chunk
+  // needs, no larger).
   FramePool(std::size_t count, PixelFormat format, int width, int height,
-            BufferAllocator allocator = BufferAllocator::heap(), int depth = 8);
+            BufferAllocator allocator = BufferAllocator::heap(), int depth = 8,
+            std::size_t allocated_now = SIZE_MAX);
   ~FramePool();
   FramePool(const FramePool&) = delete;
   FramePool& operator=(const FramePool&) = delete;
@@ -53,12 +58,18 @@ class FramePool {
   void close();
 
   std::size_t size() const { return frames_.size(); }
-  std::size_t free_count() const;
-  std::size_t bytes() const { return buffer_bytes_ * frames_.size(); }
+  std::size_t free_count() const;  // free now, not counting those not yet allocated
+  // Bytes of the buffers allocated so far, and the most the pool can allocate.
+  std::size_t bytes() const;
+  std::size_t capacity_bytes() const { return buffer_bytes_ * frames_.size(); }
 
  private:
+  PooledFrame* take_free_locked();       // a free frame (allocating one if allowed), or nullptr
+  PooledFrame* allocate_frame_locked();  // the next frame's buffer (throws std::bad_alloc)
   BufferAllocator allocator_;
   std::size_t buffer_bytes_ = 0;
+  PixelFormat format_ = PixelFormat::yuv420p;
+  int width_ = 0, height_ = 0, depth_ = 8;
   std::vector<void*> buffers_;
   std::vector<PooledFrame> frames_;
   std::vector<PooledFrame*> free_;

@@ -11,6 +11,7 @@
 
 #include "io/logging.hpp"
 #include "jobs/job_command.hpp"
+#include "pipeline/processor_factory.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -69,6 +70,7 @@ int run_main(int argc, char** argv) {
                                      : options.verbose ? hazefree::io::LogLevel::verbose
                                                        : hazefree::io::LogLevel::normal);
   try {
+    hazefree::prepare_gpu_for_run(options);
     if (options.job.active()) return hazefree::jobs::run_local_job(options);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,9 @@
 
 namespace hazefree {
 
+class FrameProcessor;
+class StartStateGate;
+
 // A usage or configuration error: one line naming the key (or option) and the accepted values;
 // the command exits with status 2.
 struct UsageError : std::runtime_error {
@@ -26,13 +30,18 @@ struct UsageError : std::runtime_error {
 // A run in chunks on this machine (SPEC 8; command-line options, not configuration keys).
 struct JobOptions {
   int chunks = 0;                // about this many chunks (0: not a job)
+  bool auto_chunks = false;      // --chunks auto: chunks, workers and encoder threads from this host
   double chunk_seconds = 0.0;    // or chunks of about this length
   std::string chunk_starts;      // or chunks starting at these frames, "0,240,480"
   std::string gpus;              // "all" (empty: all) or "0,1,..."
-  int workers_per_gpu = 1;
-  int workers = 0;               // without GPUs: workers sharing the cores (0: 2)
+  int workers_per_gpu = 0;       // 0: 1, or as --chunks auto chooses
+  int workers = 0;               // without GPUs: workers sharing the cores (0: 2, or as auto chooses)
+  // Decoded frames a job's workers may hold in memory at once, in MiB (0: half of the memory
+  // available when the job starts): a chunk whose frames fit its worker's share is decoded once
+  // for its analysis and its render; a larger one is decoded twice (the two-pass form).
+  double memory_mb = 0.0;
   std::string dir;               // the job directory (empty: hidden, next to the output)
-  bool active() const { return chunks > 0 || chunk_seconds > 0 || !chunk_starts.empty(); }
+  bool active() const { return chunks > 0 || auto_chunks || chunk_seconds > 0 || !chunk_starts.empty(); }
 };
 
 struct RunOptions {
@@ -56,6 +65,17 @@ struct RunOptions {
   // A job's chunk starts from this temporal state (the single run's at its first frame) instead
   // of a fresh stream's; applied once the backend is settled.
   std::optional<TemporalState> start_state;
+  // A job's chunk run in the runner's own process (jobs/local_runner.cpp): its start state is
+  // known only once the earlier chunks are analysed, so the first frame's processing waits at
+  // this gate (pipeline/pipeline.hpp) while up to `hold_frames` decoded frames wait in memory.
+  std::shared_ptr<StartStateGate> start_gate;
+  std::int64_t hold_frames = 0;
+  // The fused analysis: every decoded frame's estimate (FrameProcessor::estimate) is taken by
+  // `estimator` (a processor of its own, in a thread of its own) before the frame is processed,
+  // and all of them are handed to `publish_estimates` when the input ends, while the chunk may
+  // still be waiting or encoding: each frame is decoded once for both.
+  FrameProcessor* estimator = nullptr;
+  std::function<void(std::vector<FrameEstimate>&&)> publish_estimates;
   // SPEC 9. input.timeout: seconds without a packet that count as a stall, kAutoTimeout = 5 with
   // --live for network and camera sources, else 0 (none); resolved into input_options by
   // finalize_options(). input.reconnect: reopening attempts after a loss (live only), kAuto =

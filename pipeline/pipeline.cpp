@@ -130,7 +130,8 @@ class Pipeline {
         options_(options),
         reader_(options.input_options),
         processor_(processor.get()),
-        in_queue_(static_cast<std::size_t>(options.queue_depth)),
+        in_queue_(static_cast<std::size_t>(options.queue_depth + std::max<std::int64_t>(0, options.hold_frames))),
+        estimate_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
@@ -148,8 +149,19 @@ class Pipeline {
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
     const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
     const BufferAllocator allocator = lanes_ > 0 ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
-    // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it.
-    in_pool_.emplace(pool_size, format, video.width, video.height, allocator, video.depth);
+    // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it. A
+    // held chunk's frames (a job's chunk waiting for its start state) take plain heap memory, as
+    // much as the chunk turns out to need: pinning gigabytes would cost more than the pageable
+    // uploads it saves on a host whose encoders, not the GPU, set the pace.
+    const std::size_t hold = static_cast<std::size_t>(std::max<std::int64_t>(0, options.hold_frames));
+    if (hold > 0) {
+      // The estimator stage holds a frame and its queue more.
+      const std::size_t held_pool = pool_size + hold + static_cast<std::size_t>(options.queue_depth) + 1;
+      in_pool_.emplace(held_pool, format, video.width, video.height, BufferAllocator::heap(), video.depth, pool_size);
+    } else {
+      in_pool_.emplace(pool_size + (options.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
+                       video.width, video.height, allocator, video.depth);
+    }
     out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
     if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
     writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
@@ -192,8 +204,11 @@ class Pipeline {
       guarded([this] { decode_loop(); });
     });
     std::thread encoder([this] { guarded([this] { encode_loop(); }); });
+    std::thread estimator;
+    if (options_.estimator) estimator = std::thread([this] { guarded([this] { estimate_loop(); }); });
     guarded([this] { process_loop(); });
     decoder.join();
+    if (estimator.joinable()) estimator.join();
     encoder.join();
     g_active_reader.store(nullptr);
     wait_for_stoppers();
@@ -242,7 +257,9 @@ class Pipeline {
     reader_.interrupt();
     if (abort_pipe_[1] >= 0) (void)!write(abort_pipe_[1], "x", 1);
     for (WorkItem& item : in_queue_.abort()) in_pool_->release(item.frame);
+    for (WorkItem& item : estimate_queue_.abort()) in_pool_->release(item.frame);
     for (WorkItem& item : out_queue_.abort()) out_pool_->release(item.frame);
+    if (options_.start_gate) options_.start_gate->cancel();
     in_pool_->close();
     out_pool_->close();
   }
@@ -299,12 +316,40 @@ class Pipeline {
         work.frame = frame;
         work.restart = std::exchange(restart_pending_, false);
       }
-      if (!in_queue_.push(work)) {
+      if (!decoded_queue().push(work)) {
         in_pool_->release(work.frame);
         return;
       }
     }
+    decoded_queue().close();
+  }
+
+  // The queue the decoder fills: the estimator's when there is one, else the processing's.
+  BoundedQueue<WorkItem>& decoded_queue() { return options_.estimator ? estimate_queue_ : in_queue_; }
+
+  // The fused analysis of a job's chunk: each frame's estimate before it is processed (frames go
+  // on in order); all of them are published once the input has ended.
+  void estimate_loop() {
+    std::vector<FrameEstimate> estimates;
+    while (std::optional<WorkItem> item = estimate_queue_.pop()) {
+      if (item->frame) estimates.push_back(options_.estimator->estimate(item->pixels()));
+      if (!in_queue_.push(*item)) {
+        in_pool_->release(item->frame);
+        return;
+      }
+    }
+    // A run cut short (stopped, or another stage failed) has nothing complete to publish.
+    const bool complete = !failure_.failed() && !g_stop_requested.load() && !stop_asked();
+    if (complete && options_.publish_estimates) options_.publish_estimates(std::move(estimates));
     in_queue_.close();
+  }
+
+  // A job's chunk: the state its first frame starts from, once known.
+  void await_start_state() {
+    if (!options_.start_gate || start_state_applied_) return;
+    const TemporalState state = options_.start_gate->wait();
+    processor_->set_temporal_state(state);
+    start_state_applied_ = true;
   }
 
   // SPEC 9: with --live, a network or camera source that stalled, failed or ended is reopened.
@@ -419,6 +464,7 @@ class Pipeline {
           }
           continue;
         }
+        await_start_state();
         if (item->restart) {  // the state update must not mix the two connections' frames
           while (!flight.empty()) complete_front(flight);
           processor_->reset();
@@ -459,6 +505,7 @@ class Pipeline {
     if (lanes_ > 0) return process_loop_laned();
     while (std::optional<WorkItem> item = in_queue_.pop()) {
       if (item->frame) {
+        await_start_state();
         if (item->restart) processor_->reset();
         PooledFrame* in = item->frame;
         PooledFrame* out = out_pool_->acquire();
@@ -521,7 +568,9 @@ class Pipeline {
   io::MediaReader reader_;
   std::unique_ptr<FrameProcessor> processor_;
   BoundedQueue<WorkItem> in_queue_;
+  BoundedQueue<WorkItem> estimate_queue_;  // decoder -> estimator (the fused analysis only)
   BoundedQueue<WorkItem> out_queue_;
+  bool start_state_applied_ = false;
   std::optional<FramePool> in_pool_;
   std::optional<FramePool> out_pool_;
   Image result_;
@@ -589,6 +638,8 @@ void request_stop() {
 }
 
 void set_stop_wake_signal(int signal_number) { g_wake_signal.store(signal_number); }
+
+int stop_request_fd() { return stop_pipe_read_end(); }
 
 bool stop_requested() { return g_stop_requested.load(); }
 

@@ -19,6 +19,18 @@
 
 namespace hazefree {
 
+// The state a job's chunk starts from, known once its input's earlier chunks are analysed
+// (jobs/local_runner.cpp). The run's processing waits for it before its first frame.
+class StartStateGate {
+ public:
+  virtual ~StartStateGate() = default;
+  // Blocks until the state is known; throws (one line) when it never will be: an earlier chunk
+  // failed, the job was stopped, or cancel() was called.
+  virtual TemporalState wait() = 0;
+  // Makes a wait() in progress, or to come, throw: another stage of this run failed.
+  virtual void cancel() = 0;
+};
+
 struct RunSummary {
   std::int64_t frames_in = 0;      // decoded video frames
   std::int64_t frames_out = 0;     // encoded video frames
@@ -53,6 +65,9 @@ bool stop_requested();
 // request_stop() also sends it to the thread reading the input, so that a read() blocked on a
 // silent pipe or socket returns and the stop does not wait for more input. 0 (the default): off.
 void set_stop_wake_signal(int signal_number);
+// A descriptor that becomes readable at the first stop request (poll() it beside others, as the
+// local job runner does to wake the chunks waiting for their start state).
+int stop_request_fd();
 
 // Runs the whole job; throws io::IoError / std::runtime_error with a one-line message.
 RunSummary run_pipeline(const RunOptions& options);

@@ -3,8 +3,11 @@
 # binaries of .device/ (scripts/build-device.sh): one 1080p H.264 file with audio through the
 # single run, through `--chunks` on one GPU and on all GPUs with one or more workers per GPU, and,
 # in the same run, concurrent bare `ffmpeg -c:v libx264 -preset veryfast` transcodes of the same
-# dehazed pictures (1, 2, 4, 8 at once): the encoder's limit on this host.
+# dehazed pictures (1, 2, 4, 8, 16 at once): the encoder's limit on this host.
 #   scripts/jobs-scaling.sh OUT_DIR      writes OUT_DIR/scaling.txt and OUT_DIR/scaling.json
+# FRAMES (3008) sets the input's length; WORKERS ("2 4 6") the workers per GPU of the
+# `--chunks N --gpus all` rows; BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps
+# only the single run, --chunks auto, those rows and the bare transcodes (for long inputs).
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -41,29 +44,35 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   rm -f "$out"
   local t0 t1 rc
   t0=$(now)
-  timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$@" >>"$OUT/scaling.log" 2>&1
+  local env=()
+  if [[ $1 == env=* ]]; then env=("${1#env=}"); shift; fi
+  timeout 300 env "${env[@]}" "$HF" -y -q -b cuda --preset veryfast --crf 23 "$@" >>"$OUT/scaling.log" 2>&1
   rc=$?
   t1=$(now)
   record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc"
 }
 
 hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
-hazefree_run "--chunks 4 --gpus 0 (1 GPU, 1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
-hazefree_run "--chunks 4 --gpus 0, NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
-if [[ $gpus -ge 2 ]]; then
-  for w in 1 2 4; do
-    hazefree_run "--chunks $((gpus * w * 2)) --gpus all ($gpus GPUs x $w worker$([[ $w -gt 1 ]] && echo s))" \
-      --chunks $((gpus * w * 2)) --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
-  done
-  if [[ $gpus -ge 4 ]]; then
-    hazefree_run "--chunks 4 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 4 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
-  fi
-  hazefree_run "--chunks $((gpus * 4)) --gpus all --workers-per-gpu 2, NVDEC" --chunks $((gpus * 4)) --gpus all \
-    --workers-per-gpu 2 --hwdec cuda "$input" /tmp/scaling-all-w2-nvdec.mp4
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, 1 GPU, GPU waits spinning (HAZEFREE_GPU_WAIT=spin)" env=HAZEFREE_GPU_WAIT=spin "$input" /tmp/scaling-single-spin.mp4
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, NVDEC" --hwdec cuda "$input" /tmp/scaling-single-nvdec.mp4
+hazefree_run "--chunks auto" --chunks auto "$input" /tmp/scaling-auto.mp4
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), two-pass (--job-memory 1)" --chunks 4 --gpus 0 --job-memory 1 "$input" /tmp/scaling-c4g0-2pass.mp4
+for w in ${WORKERS:-2 4 6}; do
+  n=$((gpus * w * 3))
+  hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers)" --chunks $n --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
+done
+w=${NVDEC_WORKERS:-4}
+[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks $((gpus * w * 3)) --gpus all ($gpus GPU x $w workers), NVDEC" --chunks $((gpus * w * 3)) --gpus all \
+  --workers-per-gpu $w --hwdec cuda "$input" /tmp/scaling-all-nvdec.mp4
+if [[ $gpus -ge 4 ]]; then
+  hazefree_run "--chunks 6 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 6 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
 fi
 
 # Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
 # this host without any chunking cost (the total fps of the $gpus runs).
+if [[ $gpus -ge 2 ]]; then
 t0=$(now)
 for g in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$g timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$input" "/tmp/scaling-each-$g.mp4" \
@@ -73,21 +82,11 @@ wait
 t1=$(now)
 record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print $t1 - $t0}")" $((frames * gpus)) 0
 rm -f /tmp/scaling-each-*.mp4
-
-# The analysis pass alone (what --chunks adds on one GPU): plan + every analyze task in turn.
-rm -rf /tmp/scaling-job
-t0=$(now)
-"$HF" job plan -q /tmp/scaling-job "$input" /tmp/scaling-job.mp4 -y -b cuda --chunks 4 >>"$OUT/scaling.log" 2>&1
-t1=$(now)
-record "job plan (packets only)" "$(awk "BEGIN{print $t1 - $t0}")" "$frames" 0
-t0=$(now)
-for k in 0 1 2 3; do CUDA_VISIBLE_DEVICES=0 "$HF" job analyze -q /tmp/scaling-job --chunk $k >>"$OUT/scaling.log" 2>&1; done
-t1=$(now)
-record "job analyze, 4 tasks in turn (3 of them decode)" "$(awk "BEGIN{print $t1 - $t0}")" "$frames" 0
+fi
 
 # Bare x264 transcodes of the dehazed pictures, k at once: their total fps.
 best=0
-for k in 1 2 4 8; do
+for k in ${BARE:-1 2 4 8 16}; do
   t0=$(now)
   for i in $(seq 1 $k); do
     "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/scaling-bare-$i.mp4" &

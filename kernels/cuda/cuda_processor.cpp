@@ -17,6 +17,8 @@ namespace cuda {
 
 struct CudaProcessor::State {
   DeviceBuffer<AtmosphereState> tracker{1};
+  DeviceBuffer<AtmosphereState> saved_tracker{1};  // estimate(): the state put back after the frame
+  PinnedBuffer<AtmosphereState> read_back{1};      // estimate(): the frame's A^ on the host
   DeviceBuffer<HeHistory> history{1};
   Event done{false};  // the last frame's state step (A update, he_temporal history)
   bool recorded = false;
@@ -42,10 +44,9 @@ CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config
   std::string why;
   if (!cuda_available(&why)) throw std::runtime_error("the CUDA backend is not available: " + why);
   if (lanes < 1) throw std::invalid_argument("CudaProcessor: at least one lane");
-  int device = 0;
-  HAZEFREE_CUDA_CHECK(cudaGetDevice(&device));
+  HAZEFREE_CUDA_CHECK(cudaGetDevice(&device_));
   cudaDeviceProp prop{};
-  HAZEFREE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  HAZEFREE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
   device_name_ = prop.name;
   state_ = std::make_unique<State>();
   HAZEFREE_CUDA_CHECK(cudaMemset(state_->tracker.get(), 0, sizeof(AtmosphereState)));
@@ -64,10 +65,13 @@ CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config
 }
 
 CudaProcessor::~CudaProcessor() {
+  HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(device_));
   for (auto& lane : lanes_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(lane->stream.get()));
 }
 
 int CudaProcessor::lanes() const { return static_cast<int>(lanes_.size()); }
+
+void CudaProcessor::select_device() const { HAZEFREE_CUDA_CHECK(cudaSetDevice(device_)); }
 
 CudaProcessor::Lane& CudaProcessor::lane_at(int lane) const {
   if (lane < 0 || lane >= static_cast<int>(lanes_.size()))
@@ -140,6 +144,7 @@ void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView
 }
 
 void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h_out) {
+  select_device();  // the thread calling may have another GPU current (a job's workers)
   Lane& lane = lane_at(index);
   if (h_in.format != h_out.format || h_in.width != h_out.width || h_in.height != h_out.height ||
       h_in.depth != h_out.depth)
@@ -176,6 +181,7 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
 }
 
 void CudaProcessor::wait(int index) {
+  select_device();
   Lane& lane = lane_at(index);
   lane.finished.synchronize();
   lane.pending = false;
@@ -201,6 +207,7 @@ ImageView CudaProcessor::device_input(int index, PixelFormat format, int width, 
 ImageView CudaProcessor::device_output(int index) { return lane_at(index).out.view(); }
 
 void CudaProcessor::enqueue_device(int index) {
+  select_device();
   Lane& lane = lane_at(index);
   const cudaStream_t s = lane.stream.get();
   const bool timed = stage_timing_;
@@ -213,6 +220,7 @@ void CudaProcessor::enqueue_device(int index) {
 }
 
 void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out, void* stream) {
+  select_device();
   if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height ||
       d_in.depth != d_out.depth)
     throw std::invalid_argument("cuda: output frame differs from the input in format, depth or size");
@@ -242,6 +250,7 @@ void CudaProcessor::process_device(const ImageView& d_in, const ImageView& d_out
 }
 
 void CudaProcessor::launch_device_graph(int index) {
+  select_device();
   Lane& lane = lane_at(index);
   const cudaStream_t s = lane.stream.get();
   if (lane.graph_stale || !lane.graph.valid()) {
@@ -298,6 +307,7 @@ std::vector<StageTime> CudaProcessor::stage_times() const {
 }
 
 void CudaProcessor::reset() {
+  select_device();
   for (auto& lane : lanes_) {
     lane->stream.synchronize();
     lane->finished.synchronize();  // a frame on a caller's stream (process_device)
@@ -309,6 +319,7 @@ void CudaProcessor::reset() {
 }
 
 std::array<float, 3> CudaProcessor::atmospheric_light() const {
+  select_device();
   if (config_.mode != Mode::dcp) return {0.f, 0.f, 0.f};
   for (auto& lane : lanes_) {
     lane->stream.synchronize();
@@ -321,6 +332,7 @@ std::array<float, 3> CudaProcessor::atmospheric_light() const {
 }
 
 TemporalState CudaProcessor::temporal_state() const {
+  select_device();
   for (auto& lane : lanes_) lane->stream.synchronize();
   TemporalState state;
   if (config_.mode == Mode::dcp) {
@@ -341,6 +353,7 @@ TemporalState CudaProcessor::temporal_state() const {
 }
 
 void CudaProcessor::set_temporal_state(const TemporalState& state) {
+  select_device();
   for (auto& lane : lanes_) lane->stream.synchronize();
   if (config_.mode == Mode::dcp) {
     AtmosphereState s{};
@@ -383,19 +396,35 @@ void CudaProcessor::set_temporal_state(const TemporalState& state) {
 FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   if (config_.mode != Mode::dcp)
     throw std::logic_error(description() + ": histograms for the temporal state come from the CPU backend");
+  select_device();
   const ImageView& v = scratch_.view();
   if (v.format != in.format || v.width != in.width || v.height != in.height || v.depth != in.depth)
     scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
-  const TemporalState before = temporal_state();
-  ImageView out = scratch_.view();
-  process(in, out);
+  // The lanes share the state: the frames in flight finish first.
+  for (auto& lane : lanes_) lane->stream.synchronize();
+  Lane& lane = lane_at(0);
+  const cudaStream_t s = lane.stream.get();
+  // The frame's A^ comes out of the chain's state step; the state is saved and put back on the
+  // device, in the lane's stream order, rather than through the host with a device-wide
+  // synchronisation, which would also wait for every other processor's frames on this GPU (a
+  // job's workers estimate and render side by side in one process).
+  HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->saved_tracker.get(), state_->tracker.get(), sizeof(AtmosphereState),
+                                      cudaMemcpyDeviceToDevice, s));
+  enqueue(0, in, scratch_.view());
+  HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->read_back.get(), state_->tracker.get(), sizeof(AtmosphereState),
+                                      cudaMemcpyDeviceToHost, s));
+  HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->tracker.get(), state_->saved_tracker.get(), sizeof(AtmosphereState),
+                                      cudaMemcpyDeviceToDevice, s));
+  lane.stream.synchronize();
+  lane.pending = false;
+  const AtmosphereState& read = *state_->read_back.get();
   FrameEstimate e;
-  e.light = atmospheric_estimate();
-  set_temporal_state(before);
+  e.light = {read.estimate[0], read.estimate[1], read.estimate[2]};
   return e;
 }
 
 std::array<float, 3> CudaProcessor::atmospheric_estimate() const {
+  select_device();
   if (config_.mode != Mode::dcp) return {0.f, 0.f, 0.f};
   for (auto& lane : lanes_) lane->stream.synchronize();
   AtmosphereState s{};

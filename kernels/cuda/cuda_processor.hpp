@@ -75,7 +75,10 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
  private:
   struct Lane;
   struct State;
+  int device_ = 0;
   Lane& lane_at(int lane) const;
+  // Makes this processor's GPU the calling thread's current one (set at construction).
+  void select_device() const;
   void shape(Lane& lane, PixelFormat format, int width, int height, int depth);
   void track_geometry(PixelFormat format, int width, int height, int depth);
   void run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out, cudaStream_t stream,

@@ -2,6 +2,9 @@
 // compute only from pinned memory.
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "kernels/processor.hpp"
 
 namespace hazefree {
@@ -31,6 +34,35 @@ int cuda_device_count() {
     return 0;
   }
   return devices;
+}
+
+void use_gpu(int device) {
+  if (device < 0) return;
+  const cudaError_t error = cudaSetDevice(device);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error("GPU " + std::to_string(device) + ": " + cudaGetErrorString(error));
+  }
+}
+
+bool use_blocking_gpu_waits() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) current = 0;
+  bool all = true;
+  for (int d = 0; d < devices; ++d) {
+    if (cudaSetDevice(d) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) {
+      cudaGetLastError();
+      all = false;
+    }
+  }
+  cudaSetDevice(current);
+  cudaGetLastError();
+  return all;
 }
 
 std::size_t gpu_memory_in_use() {

@@ -320,3 +320,124 @@ TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, 
 }
 
 }  // namespace hazefree::test
+
+namespace hazefree::test {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Decodings per task recorded by the job (`job status --json`: "decodes" of each task).
+std::vector<int> decodes_per_task(const std::string& dir) {
+  const CommandResult r = run_hazefree("job status --json " + q(dir));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::vector<int> decodes;
+  for (std::size_t at = r.out.find("\"decodes\": "); at != std::string::npos; at = r.out.find("\"decodes\": ", at + 1))
+    decodes.push_back(std::atoi(r.out.c_str() + at + 11));
+  return decodes;
+}
+
+}  // namespace
+
+TEST_CASE("job chunks: each frame decoded once (fused), or twice when the memory budget cannot hold a chunk") {
+  const TestClip& clip = test_clip();
+  const std::string base = temp_dir("jobs-fused-" + std::to_string(getpid()));
+  for (const char* options : {"--backend cpu", "--backend cpu --mode he --set he.temporal=0.4"}) {
+    CAPTURE(options);
+    const std::string& single = single_run(clip.path, options);
+    // Default budget: every chunk but the last decoded once, for its analysis and its render.
+    fs::remove_all(base + "/fused");
+    CommandResult r = run_hazefree("-q -y " + std::string(options) + " --encoder ffv1 --chunks 3 --job-dir " + q(base + "/fused") +
+                                   " " + q(clip.path) + " " + q(base + "/fused.mkv"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    check_identical(single, base + "/fused.mkv");
+    const std::vector<int> once = decodes_per_task(base + "/fused");
+    REQUIRE(once.size() == 3);
+    CHECK(std::all_of(once.begin(), once.end(), [](int n) { return n == 1; }));
+    CHECK(read_text(base + "/fused/logs/analyze-0.log").find("decoded once") != std::string::npos);
+    // A budget too small for any chunk: the two-pass form, said in the job's log, same frames.
+    fs::remove_all(base + "/twice");
+    r = run_hazefree("-y " + std::string(options) + " --encoder ffv1 --chunks 3 --job-memory 0.01 --job-dir " +
+                     q(base + "/twice") + " " + q(clip.path) + " " + q(base + "/twice.mkv"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(r.err.find("decoded twice") != std::string::npos);
+    check_identical(single, base + "/twice.mkv");
+    const std::vector<int> twice = decodes_per_task(base + "/twice");
+    REQUIRE(twice.size() == 3);
+    CHECK(std::count(twice.begin(), twice.end(), 2) == 2);  // the last chunk has no analysis
+    CHECK(read_text(base + "/twice/logs/analyze-0.log").find("decoded twice") != std::string::npos);
+    r = run_hazefree("job status " + q(base + "/twice"));
+    CHECK(r.out.find("2x: cpu (analysis) cpu (render)") != std::string::npos);
+  }
+}
+
+TEST_CASE("job chunks: --chunks auto on the CPU backend chooses the layout, says it in one line, same frames") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-auto-" + std::to_string(getpid()));
+  for (const char* options : {"--backend cpu", "--backend cpu --mode ahe --window 15 --clip 2"}) {
+    CAPTURE(options);
+    const CommandResult r = run_hazefree("-y " + std::string(options) + " --encoder ffv1 --chunks auto " + q(clip.path) + " " +
+                                         q(dir + "/auto.mkv"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(r.err.find("--chunks auto: ") != std::string::npos);
+    check_identical(single_run(clip.path, options), dir + "/auto.mkv");
+  }
+  // A pipe or a live source cannot be cut: one line, status 2.
+  const CommandResult piped = run_hazefree("-y --backend cpu --chunks auto - " + q(dir + "/o.mkv") + " < " + q(clip.path));
+  CHECK(piped.status == 2);
+  CHECK(piped.err.find("pipe") != std::string::npos);
+  CHECK(own_error_lines(piped.err) == 1);
+  const CommandResult live = run_hazefree("-y --backend cpu --chunks auto udp://127.0.0.1:9 " + q(dir + "/o.mkv"));
+  CHECK(live.status == 2);
+  CHECK(live.err.find("not a pipe, stream or camera") != std::string::npos);
+  CHECK(own_error_lines(live.err) == 1);
+  const CommandResult bad = run_hazefree("-y --backend cpu --chunks many " + q(clip.path) + " " + q(dir + "/o.mkv"));
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--chunks many") != std::string::npos);
+}
+
+TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again, gives the single run's frames") {
+  const std::string dir = temp_dir("jobs-runner-killed-" + std::to_string(getpid()));
+  const std::string clip = dir + "/slow.mp4";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=2 -f lavfi -i sine=d=2 "
+                      "-c:v libx264 -preset veryfast -x264-params keyint=10:bframes=2 -c:a aac -shortest " + q(clip)) == 0);
+  const std::string options = "--backend cpu --threads 1 --mode dcp --encoder ffv1";
+  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
+  REQUIRE_MESSAGE(single.status == 0, single.err);
+  fs::remove(dir + "/out.mkv");
+  const std::string job_dir = dir + "/.out.mkv.hazefree-job";
+  fs::remove_all(job_dir);
+  const std::string command = "-q -y " + options + " --chunks 4 --workers 1 " + q(clip) + " " + q(dir + "/out.mkv");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    dup2(null, STDOUT_FILENO);
+    execl("/bin/sh", "sh", "-c", (std::string("exec '") + HAZEFREE_BINARY + "' " + command).c_str(), nullptr);
+    _exit(127);
+  }
+  // Killed once a chunk is being written and before the job ends.
+  bool writing = false;
+  for (int i = 0; i < 40000 && !writing; ++i) {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(job_dir + "/chunks", error))
+      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
+    if (!writing) usleep(500);
+  }
+  CHECK(writing);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK_FALSE(fs::exists(dir + "/out.mkv"));
+  const CommandResult r = run_hazefree(command);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(dir + "/single.mkv", dir + "/out.mkv");
+  CHECK_FALSE(fs::exists(job_dir));
+}
+
+}  // namespace hazefree::test
