@@ -40,6 +40,7 @@
 #include "jobs/job_stages.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/temporal_state.hpp"
+#include "pipeline/frame_pool.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/processor_factory.hpp"
 
@@ -121,7 +122,7 @@ struct Layout {
 
 // --chunks auto: workers enough to keep the encoders busy (a software encoder reaches its best
 // only several at once: one x264 keeps about 14 of 32 cores busy, docs/SCALING.md), one per four
-// cores; three chunks per worker, shrinking toward the end, so that the waves overlap and the last
+// cores; two chunks per worker, shrinking toward the end, so that the waves overlap and the last
 // ones end together; no chunk shorter than two seconds, nor larger than its worker's memory share.
 Layout choose_layout(const RunOptions& options, const io::VideoInfo& video, std::int64_t bytes_per_frame) {
   const JobOptions& job = options.job;
@@ -162,7 +163,7 @@ Layout choose_layout(const RunOptions& options, const io::VideoInfo& video, std:
   const std::uint64_t frames_per_share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(std::max<std::int64_t>(1, bytes_per_frame)));
   const auto fewest_by_memory =
       static_cast<std::int64_t>(std::ceil(4.0 / 3.0 * static_cast<double>(frames) / static_cast<double>(frames_per_share)));
-  std::int64_t chunks = std::min<std::int64_t>(3LL * workers, most_by_length);
+  std::int64_t chunks = std::min<std::int64_t>(2LL * workers, most_by_length);
   chunks = std::clamp<std::int64_t>(std::max(chunks, fewest_by_memory), 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   // The encoders share the cores as one encoder would use them (x264: 1.5 threads a core).
@@ -378,6 +379,7 @@ class LocalJob {
       use_gpu(slot.gpu);
       Worker worker;
       worker.slot = slot;
+      worker.pinned = std::make_shared<BufferCache>(BufferAllocator::pinned_or_heap());
       for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
     } catch (const std::exception& e) {
       fail_all(e.what());
@@ -390,6 +392,9 @@ class LocalJob {
     Slot slot;
     std::unique_ptr<FrameProcessor> render;
     std::unique_ptr<FrameProcessor> estimator;
+    // The frame buffers of its chunks' pools, kept from chunk to chunk.
+    std::shared_ptr<BufferCache> held = std::make_shared<BufferCache>(huge_page_heap());
+    std::shared_ptr<BufferCache> pinned;
   };
 
   ProcessingConfig processing_for(const Slot& slot) const {
@@ -412,6 +417,8 @@ class LocalJob {
     }
     RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
     chunk_run.stop = &stop_;
+    chunk_run.held_buffers = worker.held;
+    chunk_run.pinned_buffers = worker.pinned;
     if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
       chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
     const bool on_nvdec = !chunk_run.input_options.hwdec.empty();

@@ -2,7 +2,11 @@
 
 #include "kernels/processor.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <new>
 #include <stdexcept>
 
@@ -15,6 +19,56 @@ constexpr int kRowAlign = 64;
 BufferAllocator BufferAllocator::heap() {
   return {[](std::size_t bytes) -> void* { return ::operator new(bytes, std::align_val_t{64}); },
           [](void* p) { ::operator delete(p, std::align_val_t{64}); }};
+}
+
+BufferAllocator huge_page_heap() {
+  return {[](std::size_t bytes) -> void* {
+            constexpr std::size_t kHugePage = std::size_t{2} << 20;
+            void* p = nullptr;
+            if (posix_memalign(&p, kHugePage, bytes) != 0) return nullptr;
+            (void)madvise(p, bytes, MADV_HUGEPAGE);  // advice only: where refused, ordinary pages
+            return p;
+          },
+          [](void* p) { std::free(p); }};
+}
+
+struct BufferCache::Shelf {
+  BufferAllocator underlying;
+  std::mutex mutex;
+  std::map<std::size_t, std::vector<void*>> free;  // by size
+  std::map<void*, std::size_t> sizes;              // every buffer it made
+  ~Shelf() {
+    for (const auto& [buffer, bytes] : sizes) underlying.release(buffer);
+  }
+};
+
+BufferCache::BufferCache(BufferAllocator underlying) : shelf_(std::make_shared<Shelf>()) {
+  shelf_->underlying = std::move(underlying);
+}
+
+BufferAllocator BufferCache::allocator() const {
+  std::shared_ptr<Shelf> shelf = shelf_;
+  return {[shelf](std::size_t bytes) -> void* {
+            {
+              std::lock_guard lock(shelf->mutex);
+              std::vector<void*>& kept = shelf->free[bytes];
+              if (!kept.empty()) {
+                void* buffer = kept.back();
+                kept.pop_back();
+                return buffer;
+              }
+            }
+            void* buffer = shelf->underlying.allocate(bytes);
+            if (buffer) {
+              std::lock_guard lock(shelf->mutex);
+              shelf->sizes[buffer] = bytes;
+            }
+            return buffer;
+          },
+          [shelf](void* buffer) {
+            std::lock_guard lock(shelf->mutex);
+            shelf->free[shelf->sizes.at(buffer)].push_back(buffer);
+          }};
 }
 
 BufferAllocator BufferAllocator::pinned_or_heap() {

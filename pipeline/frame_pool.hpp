@@ -35,6 +35,25 @@ struct BufferAllocator {
   static BufferAllocator pinned_or_heap();
 };
 
+// Buffers kept after their pool is gone, for the next pool (a job's worker, chunk after chunk:
+// no allocation, page faults or page-locking per chunk). Thread-safe; what it holds is freed
+// when the cache and every allocator made from it are gone.
+class BufferCache {
+ public:
+  explicit BufferCache(BufferAllocator underlying);
+  // Allocates from the cache (a buffer of that size given back earlier) or the underlying
+  // allocator; releases into the cache.
+  BufferAllocator allocator() const;
+
+ private:
+  struct Shelf;
+  std::shared_ptr<Shelf> shelf_;
+};
+
+// Plain memory advised for transparent huge pages: a held chunk of a job is gigabytes, and
+// faulting it in 4 KiB at a time costs the encoders' cores.
+BufferAllocator huge_page_heap();
+
 class FramePool {
  public:
   // `count` buffers of `format` at width x height and `depth` bits per sample (two bytes a

@@ -18,6 +18,7 @@
 
 namespace hazefree {
 
+class BufferCache;
 class FrameProcessor;
 class StartStateGate;
 
@@ -76,6 +77,10 @@ struct RunOptions {
   // still be waiting or encoding: each frame is decoded once for both.
   FrameProcessor* estimator = nullptr;
   std::function<void(std::vector<FrameEstimate>&&)> publish_estimates;
+  // Where the frame pools' buffers come from and go back to, when they should outlive the run
+  // (a job's worker, chunk after chunk): the held frames' plain memory, the lanes' page-locked.
+  std::shared_ptr<BufferCache> held_buffers;
+  std::shared_ptr<BufferCache> pinned_buffers;
   // SPEC 9. input.timeout: seconds without a packet that count as a stall, kAutoTimeout = 5 with
   // --live for network and camera sources, else 0 (none); resolved into input_options by
   // finalize_options(). input.reconnect: reopening attempts after a loss (live only), kAuto =

@@ -130,7 +130,8 @@ class Pipeline {
         options_(options),
         reader_(options.input_options),
         processor_(processor.get()),
-        in_queue_(static_cast<std::size_t>(options.queue_depth + std::max<std::int64_t>(0, options.hold_frames))),
+        // A held chunk's frames are bounded by its pool; the packets between them by nothing else.
+        in_queue_(options.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
         estimate_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
@@ -148,7 +149,9 @@ class Pipeline {
     }
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
     const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
-    const BufferAllocator allocator = lanes_ > 0 ? BufferAllocator::pinned_or_heap() : BufferAllocator::heap();
+    const BufferAllocator allocator = lanes_ == 0                ? BufferAllocator::heap()
+                                      : options.pinned_buffers ? options.pinned_buffers->allocator()
+                                                               : BufferAllocator::pinned_or_heap();
     // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it. A
     // held chunk's frames (a job's chunk waiting for its start state) take plain heap memory, as
     // much as the chunk turns out to need: pinning gigabytes would cost more than the pageable
@@ -157,7 +160,8 @@ class Pipeline {
     if (hold > 0) {
       // The estimator stage holds a frame and its queue more.
       const std::size_t held_pool = pool_size + hold + static_cast<std::size_t>(options.queue_depth) + 1;
-      in_pool_.emplace(held_pool, format, video.width, video.height, BufferAllocator::heap(), video.depth, pool_size);
+      in_pool_.emplace(held_pool, format, video.width, video.height,
+                       options.held_buffers ? options.held_buffers->allocator() : huge_page_heap(), video.depth, pool_size);
     } else {
       in_pool_.emplace(pool_size + (options.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
                        video.width, video.height, allocator, video.depth);
@@ -265,6 +269,11 @@ class Pipeline {
   }
 
   PooledFrame* acquire_input_frame() {
+    if (options_.hold_frames > 0 && !start_state_applied_.load()) {
+      // Until its start state comes, a held chunk may not wait for a buffer: none would come back.
+      if (PooledFrame* frame = in_pool_->try_acquire()) return frame;
+      throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", options_.input, options_.hold_frames));
+    }
     if (options_.live) {
       if (PooledFrame* frame = in_pool_->try_acquire()) return frame;
       // Behind: drop the oldest waiting frame rather than block the source.
@@ -346,10 +355,10 @@ class Pipeline {
 
   // A job's chunk: the state its first frame starts from, once known.
   void await_start_state() {
-    if (!options_.start_gate || start_state_applied_) return;
+    if (!options_.start_gate || start_state_applied_.load()) return;
     const TemporalState state = options_.start_gate->wait();
     processor_->set_temporal_state(state);
-    start_state_applied_ = true;
+    start_state_applied_.store(true);
   }
 
   // SPEC 9: with --live, a network or camera source that stalled, failed or ended is reopened.
@@ -570,7 +579,7 @@ class Pipeline {
   BoundedQueue<WorkItem> in_queue_;
   BoundedQueue<WorkItem> estimate_queue_;  // decoder -> estimator (the fused analysis only)
   BoundedQueue<WorkItem> out_queue_;
-  bool start_state_applied_ = false;
+  std::atomic<bool> start_state_applied_{false};  // set by the processing stage, read by the decoder
   std::optional<FramePool> in_pool_;
   std::optional<FramePool> out_pool_;
   Image result_;

@@ -65,13 +65,20 @@ CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config
 }
 
 CudaProcessor::~CudaProcessor() {
-  HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(device_));
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != device_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(device_));
   for (auto& lane : lanes_) HAZEFREE_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(lane->stream.get()));
 }
 
 int CudaProcessor::lanes() const { return static_cast<int>(lanes_.size()); }
 
-void CudaProcessor::select_device() const { HAZEFREE_CUDA_CHECK(cudaSetDevice(device_)); }
+void CudaProcessor::select_device() const {
+  // Only when another GPU is current: setting the same device would replace a context the caller
+  // made current on this thread (GStreamer's own) with the runtime's primary one.
+  int current = -1;
+  HAZEFREE_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device_) HAZEFREE_CUDA_CHECK(cudaSetDevice(device_));
+}
 
 CudaProcessor::Lane& CudaProcessor::lane_at(int lane) const {
   if (lane < 0 || lane >= static_cast<int>(lanes_.size()))

@@ -3,7 +3,10 @@
 // output order, frame count, packets and pixels must be those of the one-frame-at-a-time run.
 #include <doctest/doctest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "io/media_reader.hpp"
@@ -33,6 +36,7 @@ class DeferredLanes final : public FrameProcessor {
 
   void process(const ImageView& in, ImageView& out) override { inner_->process(in, out); }
   void reset() override { inner_->reset(); }
+  void set_temporal_state(const TemporalState& state) override { inner_->set_temporal_state(state); }
   std::string description() const override { return "deferred lanes"; }
   int lanes() const override { return static_cast<int>(pending_.size()); }
 
@@ -163,4 +167,101 @@ TEST_CASE("pipeline lanes: with --backend auto a GPU failing on the first pictur
   CHECK_THROWS_WITH(run_pipeline(explicit_gpu, std::make_unique<FailingGpu>()),
                     doctest::Contains("out of memory"));
   CHECK_FALSE(std::filesystem::exists(explicit_gpu.output));
+}
+
+namespace {
+
+// A start state known only later: released by the test once the run has published its
+// estimates (what the job runner's board does once the earlier chunks are folded).
+class HeldGate final : public StartStateGate {
+ public:
+  TemporalState wait() override {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return released_ || cancelled_; });
+    if (cancelled_) throw std::runtime_error("gate cancelled");
+    return state_;
+  }
+  void cancel() override {
+    std::lock_guard lock(mutex_);
+    cancelled_ = true;
+    changed_.notify_all();
+  }
+  void release(const TemporalState& state) {
+    std::lock_guard lock(mutex_);
+    state_ = state;
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  TemporalState state_;
+  bool released_ = false, cancelled_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("pipeline held chunk: every frame estimated before it is processed, held until the start state comes") {
+  const std::string dir = test::temp_dir("pipeline-held");
+  const ProcessingConfig config = DeferredLanes::config();
+  // The reference: the whole clip in one run, and each frame's estimate taken alone.
+  const RunOptions whole = options_for(dir + "/whole.mkv");
+  REQUIRE(run_pipeline(whole, make_cpu_processor(config)).frames_out == 100);
+  std::vector<FrameEstimate> expected;
+  {
+    io::InputOptions in;
+    in.url = whole.input;
+    io::MediaReader reader(in);
+    auto estimator = make_cpu_processor(config);
+    for (auto item = reader.read(); item != io::MediaReader::Item::end; item = reader.read())
+      if (item == io::MediaReader::Item::video_frame) expected.push_back(estimator->estimate(reader.frame().view));
+  }
+  for (const int lanes : {0, 2}) {
+    CAPTURE(lanes);
+    RunOptions held = options_for(dir + "/held" + std::to_string(lanes) + ".mkv");
+    auto gate = std::make_shared<HeldGate>();
+    auto estimator = make_cpu_processor(config);
+    std::vector<FrameEstimate> published;
+    held.start_gate = gate;
+    held.hold_frames = 100;  // the whole clip waits in memory
+    held.estimator = estimator.get();
+    held.publish_estimates = [&](std::vector<FrameEstimate>&& estimates) {
+      published = std::move(estimates);
+      gate->release(TemporalState{});  // the clip's own start: a fresh stream
+    };
+    int max_in_flight = 0;
+    std::unique_ptr<FrameProcessor> processor =
+        lanes > 0 ? std::unique_ptr<FrameProcessor>(std::make_unique<DeferredLanes>(lanes, &max_in_flight)) : make_cpu_processor(config);
+    const RunSummary r = run_pipeline(held, std::move(processor));
+    CHECK(r.frames_out == 100);
+    // Published before any frame was processed (the gate opened only then), all of them, equal
+    // to the estimates taken alone; and the frames equal the whole run's.
+    REQUIRE(published.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK(published[i].light == expected[i].light);
+      for (int c = 0; c < 3; ++c) CHECK(published[i].channel_histograms[c] == expected[i].channel_histograms[c]);
+    }
+    CHECK(frames_of(held.output) == frames_of(whole.output));
+  }
+}
+
+TEST_CASE("pipeline held chunk: a failing estimator cancels the gate and the run fails with its error") {
+  const std::string dir = test::temp_dir("pipeline-held-fail");
+  RunOptions held = options_for(dir + "/held.mkv");
+  auto gate = std::make_shared<HeldGate>();
+  // A processor without estimates: FrameProcessor::estimate() throws.
+  struct NoEstimates final : FrameProcessor {
+    void process(const ImageView&, ImageView&) override {}
+    void reset() override {}
+    std::string description() const override { return "no estimates"; }
+  };
+  auto estimator = std::make_unique<NoEstimates>();
+  held.start_gate = gate;
+  held.hold_frames = 100;
+  held.estimator = estimator.get();
+  held.publish_estimates = [](std::vector<FrameEstimate>&&) { FAIL("nothing to publish after a failure"); };
+  CHECK_THROWS_WITH(run_pipeline(held, make_cpu_processor(DeferredLanes::config())),
+                    doctest::Contains("cannot estimate"));
+  CHECK_FALSE(std::filesystem::exists(held.output));
 }
