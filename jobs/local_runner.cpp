@@ -380,6 +380,10 @@ class LocalJob {
       Worker worker;
       worker.slot = slot;
       worker.pinned = std::make_shared<BufferCache>(BufferAllocator::pinned_or_heap());
+      // Held chunks in page-locked memory too (HAZEFREE_HELD_MEMORY=pinned), so that their
+      // uploads are DMA from the buffer itself, or in plain memory (the default).
+      const char* held = std::getenv("HAZEFREE_HELD_MEMORY");
+      worker.held = held && std::string(held) == "pinned" ? worker.pinned : std::make_shared<BufferCache>(huge_page_heap());
       for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
     } catch (const std::exception& e) {
       fail_all(e.what());
@@ -393,7 +397,7 @@ class LocalJob {
     std::unique_ptr<FrameProcessor> render;
     std::unique_ptr<FrameProcessor> estimator;
     // The frame buffers of its chunks' pools, kept from chunk to chunk.
-    std::shared_ptr<BufferCache> held = std::make_shared<BufferCache>(huge_page_heap());
+    std::shared_ptr<BufferCache> held;
     std::shared_ptr<BufferCache> pinned;
   };
 

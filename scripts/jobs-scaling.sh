@@ -7,7 +7,8 @@
 #   scripts/jobs-scaling.sh OUT_DIR      writes OUT_DIR/scaling.txt and OUT_DIR/scaling.json
 # FRAMES (3008) sets the input's length; WORKERS ("2 4 6") the workers per GPU of the
 # `--chunks N --gpus all` rows; BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps
-# only the single run, --chunks auto, those rows and the bare transcodes (for long inputs).
+# only the single run, --chunks auto, --chunks 4 on one worker, those rows and the bare
+# transcodes (for long inputs); an empty WORKERS or BARE leaves those rows out.
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -27,7 +28,9 @@ count_frames() { "$FP" -v error -count_packets -select_streams v:0 -show_entries
 "$FF" -v error -y -stream_loop $((frames / 100 + 1)) -i samples/hazy-street.mp4 -vf scale=1920:1080 -frames:v "$frames" \
   -c:v libx264 -preset ultrafast -crf 18 -c:a copy "$input" || exit 1
 # The pictures hazefree encodes, for the bare transcodes.
-"$HF" -y -q -b cuda --preset ultrafast --crf 18 "$input" /tmp/scaling-dehazed.mp4 || exit 1
+if [[ -n ${BARE-1 2 4 8 16} ]]; then
+  "$HF" -y -q -b cuda --preset ultrafast --crf 18 "$input" /tmp/scaling-dehazed.mp4 || exit 1
+fi
 
 rows=()
 json=()
@@ -56,10 +59,10 @@ hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, 1 GPU, GPU waits spinning (HAZEFREE_GPU_WAIT=spin)" env=HAZEFREE_GPU_WAIT=spin "$input" /tmp/scaling-single-spin.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, NVDEC" --hwdec cuda "$input" /tmp/scaling-single-nvdec.mp4
 hazefree_run "--chunks auto" --chunks auto "$input" /tmp/scaling-auto.mp4
-[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
+hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), two-pass (--job-memory 1)" --chunks 4 --gpus 0 --job-memory 1 "$input" /tmp/scaling-c4g0-2pass.mp4
-for w in ${WORKERS:-2 4 6}; do
+for w in ${WORKERS-2 4 6}; do
   n=$((gpus * w * 3))
   hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers)" --chunks $n --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
 done
@@ -86,7 +89,7 @@ fi
 
 # Bare x264 transcodes of the dehazed pictures, k at once: their total fps.
 best=0
-for k in ${BARE:-1 2 4 8 16}; do
+for k in ${BARE-1 2 4 8 16}; do
   t0=$(now)
   for i in $(seq 1 $k); do
     "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/scaling-bare-$i.mp4" &

@@ -151,11 +151,15 @@ void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView
 }
 
 void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h_out) {
-  select_device();  // the thread calling may have another GPU current (a job's workers)
-  Lane& lane = lane_at(index);
   if (h_in.format != h_out.format || h_in.width != h_out.width || h_in.height != h_out.height ||
       h_in.depth != h_out.depth)
     throw std::invalid_argument("cuda: output frame differs from the input in format, depth or size");
+  enqueue_chain(index, h_in, &h_out);
+}
+
+void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageView* h_out) {
+  select_device();  // the thread calling may have another GPU current (a job's workers)
+  Lane& lane = lane_at(index);
   shape(lane, h_in.format, h_in.width, h_in.height, h_in.depth);
   ImageView& d_in = lane.in.view();
   d_in.matrix = h_in.matrix;
@@ -179,7 +183,7 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
   // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
   copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
   run_chain(lane, d_in, lane.out.view(), s, timed);
-  copy_frame_async(lane.out.view(), h_out, cudaMemcpyDeviceToHost, s);
+  if (h_out) copy_frame_async(lane.out.view(), *h_out, cudaMemcpyDeviceToHost, s);
   if (timed) lane.events.back().record(s);
   lane.finished.record(s);
   lane.timed = timed;
@@ -404,9 +408,6 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   if (config_.mode != Mode::dcp)
     throw std::logic_error(description() + ": histograms for the temporal state come from the CPU backend");
   select_device();
-  const ImageView& v = scratch_.view();
-  if (v.format != in.format || v.width != in.width || v.height != in.height || v.depth != in.depth)
-    scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
   // The lanes share the state: the frames in flight finish first.
   for (auto& lane : lanes_) lane->stream.synchronize();
   Lane& lane = lane_at(0);
@@ -417,7 +418,7 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   // job's workers estimate and render side by side in one process).
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->saved_tracker.get(), state_->tracker.get(), sizeof(AtmosphereState),
                                       cudaMemcpyDeviceToDevice, s));
-  enqueue(0, in, scratch_.view());
+  enqueue_chain(0, in, nullptr);  // the frame itself stays on the device: only A^ comes back
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->read_back.get(), state_->tracker.get(), sizeof(AtmosphereState),
                                       cudaMemcpyDeviceToHost, s));
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->tracker.get(), state_->saved_tracker.get(), sizeof(AtmosphereState),

@@ -77,6 +77,8 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   struct State;
   int device_ = 0;
   Lane& lane_at(int lane) const;
+  // Upload, chain and (unless `h_out` is null) download of one frame on `lane` (enqueue()).
+  void enqueue_chain(int lane, const ImageView& h_in, const ImageView* h_out);
   // Makes this processor's GPU the calling thread's current one (set at construction).
   void select_device() const;
   void shape(Lane& lane, PixelFormat format, int width, int height, int depth);
@@ -91,7 +93,6 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   std::string device_name_;
   bool stage_timing_ = true;
   int last_lane_ = -1;
-  Image scratch_;  // estimate()'s output
   PixelFormat format_ = PixelFormat::yuv420p;
   int width_ = 0, height_ = 0, depth_ = 8;
   // Bins of each he_temporal channel history handed over by set_temporal_state() and not yet
