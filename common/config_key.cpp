@@ -121,8 +121,8 @@ ProcessingKey number_key(KeySpec spec, Bounds bounds, Access access) {
       access(c) = value;
     }
   };
-  k.get = [access](const ProcessingConfig& c) { return fmt::format("{}", access(const_cast<ProcessingConfig&>(c))); };
-  k.number = [access](const ProcessingConfig& c) { return static_cast<double>(access(const_cast<ProcessingConfig&>(c))); };
+  k.get = [access](const ProcessingConfig& c) { return fmt::format("{}", access(c)); };
+  k.number = [access](const ProcessingConfig& c) { return static_cast<double>(access(c)); };
   return k;
 }
 
@@ -138,7 +138,7 @@ ProcessingKey choice_key(KeySpec spec, std::vector<std::string> choices, Parse p
     access(c) = *value;
   };
   k.get = [access](const ProcessingConfig& c) {
-    return fmt::format("\"{}\"", to_string(access(const_cast<ProcessingConfig&>(c))));
+    return fmt::format("\"{}\"", to_string(access(c)));
   };
   return k;
 }
@@ -169,55 +169,55 @@ std::vector<ProcessingKey> make_processing_keys() {
   k.push_back(choice_key<Mode>(
       spec_of("mode", "algorithm: dark channel prior dehazing, global HE, sliding-window AHE/CLAHE", K::choice, kAllModes,
               "-m,--mode"),
-      {"dcp", "he", "ahe"}, parse_mode, [](ProcessingConfig& c) -> auto& { return c.mode; }));
+      {"dcp", "he", "ahe"}, parse_mode, [](auto& c) -> auto& { return c.mode; }));
   k.push_back(choice_key<ColorMode>(
       spec_of("color", "what he/ahe equalize: the Y plane, R,G,B each, a grey image, or the 12-bit BITS index (he only)",
               K::choice, equalize, "--color"),
-      {"luma", "rgb", "grey", "rgb-bits"}, parse_color_mode, [](ProcessingConfig& c) -> auto& { return c.color; }));
+      {"luma", "rgb", "grey", "rgb-bits"}, parse_color_mode, [](auto& c) -> auto& { return c.color; }));
   k.push_back(choice_key<Backend>(
       spec_of("backend", "where frames are processed (auto: CUDA when a usable GPU is present)", K::choice, kAllModes,
               "-b,--backend"),
-      {"auto", "cuda", "cpu"}, parse_backend, [](ProcessingConfig& c) -> auto& { return c.backend; }));
+      {"auto", "cuda", "cpu"}, parse_backend, [](auto& c) -> auto& { return c.backend; }));
   k.push_back(number_key<int>(spec_of("threads", "CPU threads for the CPU backend (0 = all cores, 1 = sequential)",
                                       K::integer, kAllModes, "--threads"),
-                              Bounds::closed(0, 1024), [](ProcessingConfig& c) -> auto& { return c.threads; }));
+                              Bounds::closed(0, 1024), [](auto& c) -> auto& { return c.threads; }));
 
   k.push_back(number_key<int>(spec_of("dcp.patch_radius", "dark channel patch radius r (window 2r+1), pixels", K::integer, dcp),
-                              Bounds::closed(0, 1000), [](ProcessingConfig& c) -> auto& { return c.dcp.patch_radius; }));
+                              Bounds::closed(0, 1000), [](auto& c) -> auto& { return c.dcp.patch_radius; }));
   k.push_back(number_key<float>(spec_of("dcp.omega", "fraction of the haze removed", K::number, dcp),
-                                Bounds::open_closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.dcp.omega; }));
+                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.omega; }));
   k.push_back(number_key<float>(
       spec_of("dcp.a_top_fraction", "fraction of 32x32 blocks averaged for the atmospheric light", K::number, dcp),
-      Bounds::open_closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.dcp.a_top_fraction; }));
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_top_fraction; }));
   k.push_back(number_key<float>(
       spec_of("dcp.a_smoothing", "step of the atmospheric light towards each new estimate", K::number, dcp),
-      Bounds::open_closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.dcp.a_smoothing; }));
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_smoothing; }));
   k.push_back(number_key<float>(
       spec_of("dcp.a_max_step", "largest change of the atmospheric light per frame and channel (1 = full scale)",
               K::number, dcp),
-      Bounds::at_least(0), [](ProcessingConfig& c) -> auto& { return c.dcp.a_max_step; }));
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_max_step; }));
   k.push_back(number_key<float>(
       spec_of("dcp.a_scene_cut", "mean change of the estimate that counts as a scene cut (resets the light)", K::number,
               dcp),
-      Bounds::at_least(0), [](ProcessingConfig& c) -> auto& { return c.dcp.a_scene_cut; }));
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_scene_cut; }));
   k.push_back(number_key<int>(spec_of("dcp.gf_radius", "guided filter radius, pixels", K::integer, dcp),
-                              Bounds::closed(1, 4096), [](ProcessingConfig& c) -> auto& { return c.dcp.gf_radius; }));
+                              Bounds::closed(1, 4096), [](auto& c) -> auto& { return c.dcp.gf_radius; }));
   k.push_back(number_key<float>(
       spec_of("dcp.gf_eps", "guided filter regulariser (edge keeping: smaller keeps more)", K::number, dcp),
-      Bounds::above(0), [](ProcessingConfig& c) -> auto& { return c.dcp.gf_eps; }));
+      Bounds::above(0), [](auto& c) -> auto& { return c.dcp.gf_eps; }));
   k.push_back(number_key<int>(
       spec_of("dcp.gf_subsample", "fast guided filter subsampling factor (1 = exact)", K::integer, dcp),
-      Bounds::closed(1, 64), [](ProcessingConfig& c) -> auto& { return c.dcp.gf_subsample; }));
+      Bounds::closed(1, 64), [](auto& c) -> auto& { return c.dcp.gf_subsample; }));
   k.push_back(number_key<float>(spec_of("dcp.k_tolerance", "bright-region tolerance K (0 = off)", K::number, dcp),
-                                Bounds::at_least(0), [](ProcessingConfig& c) -> auto& { return c.dcp.k_tolerance; }));
+                                Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.k_tolerance; }));
   k.push_back(number_key<float>(spec_of("dcp.t0", "lower bound of the transmission in the recovery", K::number, dcp),
-                                Bounds::open_closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.dcp.t0; }));
+                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.t0; }));
   k.push_back(number_key<float>(spec_of("dcp.brightness", "brightness boost B of J + (1 - J) J B", K::number, dcp),
-                                Bounds::closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.dcp.brightness; }));
+                                Bounds::closed(0, 1), [](auto& c) -> auto& { return c.dcp.brightness; }));
 
   k.push_back(number_key<float>(
       spec_of("he.temporal", "temporal smoothing of the histogram for video (1 = off)", K::number, he),
-      Bounds::open_closed(0, 1), [](ProcessingConfig& c) -> auto& { return c.he.temporal; }));
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.he.temporal; }));
   {
     ProcessingKey roi;
     roi.spec = spec_of("he.roi",
@@ -239,11 +239,11 @@ std::vector<ProcessingKey> make_processing_keys() {
     Bounds window = Bounds::closed(3, 8191);
     window.odd = true;
     k.push_back(number_key<int>(spec_of("ahe.window", "AHE window side, pixels", K::integer, ahe, "--window"), window,
-                                [](ProcessingConfig& c) -> auto& { return c.ahe.window; }));
+                                [](auto& c) -> auto& { return c.ahe.window; }));
   }
   k.push_back(number_key<float>(
       spec_of("ahe.clip", "CLAHE clip limit in OpenCV units (0 = plain AHE)", K::number, ahe, "--clip"),
-      Bounds::at_least(0), [](ProcessingConfig& c) -> auto& { return c.ahe.clip; }));
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.ahe.clip; }));
   return k;
 }
 

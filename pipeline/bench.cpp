@@ -708,7 +708,8 @@ int bench_end_to_end(RunOptions o, const std::string& input, const std::string& 
   k.peak_host_bytes = host_peak.read();
   k.peak_device_bytes = device.added();
   fmt::print("end to end: {} frames of {} ({}x{}, {} on {}, {} {}, decode {}) in {:.2f} s: {:.1f} fps\n", r.frames_out,
-             input, width, height, to_string(o.processing.mode), r.processor, encoder, preset, hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
+             input, width, height, to_string(o.processing.mode), r.processor, encoder, preset,
+             hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
   fmt::print("busy ms/frame: decode {:.3f}  process {:.3f}  encode {:.3f}  (wall {:.3f}; overlap efficiency {})\n",
              r.decode_ms, r.process_ms, r.encode_ms, wall_ms,
              k.overlap_efficiency ? fmt::format("{:.2f}", *k.overlap_efficiency) : std::string("-"));

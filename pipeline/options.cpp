@@ -61,7 +61,7 @@ ConfigKey number_key(KeySpec spec, Bounds bounds, Access access,
     access(o) = value;
   };
   key.get = [access, words](const RunOptions& o) {
-    const T value = access(const_cast<RunOptions&>(o));
+    const T value = access(o);
     for (const auto& w : words)
       if (value == w.second) return quote(w.first);
     return fmt::format("{}", value);
@@ -76,7 +76,7 @@ ConfigKey string_key(KeySpec spec, std::string accepted, Access access) {
   ConfigKey key;
   static_cast<KeySpec&>(key) = spec;
   key.set = [access](RunOptions& o, const std::string& v) { access(o) = v; };
-  key.get = [access](const RunOptions& o) { return quote(access(const_cast<RunOptions&>(o))); };
+  key.get = [access](const RunOptions& o) { return quote(access(o)); };
   return key;
 }
 
@@ -87,7 +87,7 @@ ConfigKey bool_key(KeySpec spec, Access access) {
   static_cast<KeySpec&>(key) = spec;
   key.set = [spec, access](RunOptions& o, const std::string& v) { access(o) = parse_boolean(spec, v); };
   key.get = [access](const RunOptions& o) {
-    return access(const_cast<RunOptions&>(o)) ? std::string("true") : std::string("false");
+    return access(o) ? std::string("true") : std::string("false");
   };
   return key;
 }
@@ -100,43 +100,43 @@ std::vector<ConfigKey> make_keys() {
     if (p.spec.name.find('.') == std::string::npos) k.push_back(processing_row(p));
   k.push_back(bool_key(spec_of("side_by_side", "write the input and the result next to each other", K::boolean,
                                "--side-by-side"),
-                       [](RunOptions& o) -> auto& { return o.side_by_side; }));
+                       [](auto& o) -> auto& { return o.side_by_side; }));
   for (const ProcessingKey& p : processing_keys())
     if (p.spec.name.find('.') != std::string::npos) k.push_back(processing_row(p));
 
   k.push_back(string_key(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
                                  K::text, "--input-format"),
-                         "a demuxer name", [](RunOptions& o) -> auto& { return o.input_options.format; }));
+                         "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
   k.push_back(string_key(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
-                         [](RunOptions& o) -> auto& { return o.input_size; }));
+                         [](auto& o) -> auto& { return o.input_size; }));
   k.push_back(string_key(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
-                         "a rate such as 25 or 30000/1001", [](RunOptions& o) -> auto& { return o.input_rate; }));
+                         "a rate such as 25 or 30000/1001", [](auto& o) -> auto& { return o.input_rate; }));
   k.push_back(string_key(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
-                         "an FFmpeg pixel format", [](RunOptions& o) -> auto& { return o.input_pixel_format; }));
+                         "an FFmpeg pixel format", [](auto& o) -> auto& { return o.input_pixel_format; }));
   k.push_back(string_key(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
                                  K::text, "--hwdec"),
-                         "cuda or empty", [](RunOptions& o) -> auto& { return o.input_options.hwdec; }));
+                         "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
   k.push_back(number_key<int>(spec_of("input.threads", "decoder threads (0 = automatic)", K::integer),
-                              Bounds::closed(0, 256), [](RunOptions& o) -> auto& { return o.input_options.decoder_threads; }));
+                              Bounds::closed(0, 256), [](auto& o) -> auto& { return o.input_options.decoder_threads; }));
   k.push_back(number_key<double>(spec_of("input.timeout",
                                          "seconds without a packet that count as a stall (0 = never); auto: 5 with "
                                          "--live for network and camera sources, else 0",
                                          K::number),
-                                 Bounds::closed(0, 86400), [](RunOptions& o) -> auto& { return o.input_timeout; },
+                                 Bounds::closed(0, 86400), [](auto& o) -> auto& { return o.input_timeout; },
                                  {{"auto", RunOptions::kAutoTimeout}}));
   k.push_back(number_key<int>(spec_of("input.reconnect",
                                       "with --live, times a network or camera source that stalled, failed or ended is "
                                       "reopened (back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0",
                                       K::integer),
-                              Bounds::closed(0, 1000000), [](RunOptions& o) -> auto& { return o.input_reconnect; },
+                              Bounds::closed(0, 1000000), [](auto& o) -> auto& { return o.input_reconnect; },
                               {{"auto", RunOptions::kAuto}, {"unlimited", RunOptions::kUnlimited}}));
   k.push_back(string_key(spec_of("output.format", "force the output container; empty = from the name (y4m on a pipe)",
                                  K::text, "-f,--format"),
-                         "a muxer name", [](RunOptions& o) -> auto& { return o.output_options.format; }));
+                         "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(string_key(spec_of("output.encoder",
                                  "video encoder; empty = libx264 for video files, the container's own for y4m/images",
                                  K::text, "--encoder"),
-                         "an FFmpeg encoder name", [](RunOptions& o) -> auto& { return o.output_options.encoder; }));
+                         "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
   {
     ConfigKey depth;
     static_cast<KeySpec&>(depth) =
@@ -157,15 +157,15 @@ std::vector<ConfigKey> make_keys() {
   }
   k.push_back(number_key<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
                                       K::integer, "--crf"),
-                              Bounds::closed(0, 51), [](RunOptions& o) -> auto& { return o.output_options.crf; }));
+                              Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
   k.push_back(string_key(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
-                         [](RunOptions& o) -> auto& { return o.output_options.preset; }));
+                         [](auto& o) -> auto& { return o.output_options.preset; }));
   k.push_back(bool_key(spec_of("pipeline.live",
                                "low-latency mode for live sources: short queues, drop the oldest frame when behind",
                                K::boolean, "--live"),
-                       [](RunOptions& o) -> auto& { return o.live; }));
+                       [](auto& o) -> auto& { return o.live; }));
   k.push_back(number_key<int>(spec_of("pipeline.queue_depth", "frames waiting between two stages", K::integer),
-                              Bounds::closed(1, 64), [](RunOptions& o) -> auto& { return o.queue_depth; }));
+                              Bounds::closed(1, 64), [](auto& o) -> auto& { return o.queue_depth; }));
   // Every error of a setter as a usage error naming its key.
   for (ConfigKey& key : k) {
     key.set = [set = key.set](RunOptions& o, const std::string& v) {
