@@ -1,8 +1,6 @@
 #include "common/params.hpp"
 
-#include <cmath>
-#include <sstream>
-#include <stdexcept>
+#include "common/config_key.hpp"
 
 namespace hazefree {
 
@@ -56,54 +54,15 @@ std::optional<Backend> parse_backend(const std::string& text) {
   return std::nullopt;
 }
 
-namespace {
-
-template <typename T>
-[[noreturn]] void out_of_range(const char* key, T value, const char* range) {
-  std::ostringstream os;
-  os << key << " = " << value << " is outside " << range;
-  throw std::invalid_argument(os.str());
-}
-
-void check_unit_open_closed(const char* key, float v) {  // (0, 1]
-  if (!(v > 0.f && v <= 1.f)) out_of_range(key, v, "(0, 1]");
-}
-
-void check_non_negative(const char* key, float v) {
-  if (!(v >= 0.f) || !std::isfinite(v)) out_of_range(key, v, "[0, inf)");
-}
-
-}  // namespace
-
 void validate(const ProcessingConfig& c) {
-  const DcpParams& d = c.dcp;
-  if (d.patch_radius < 0 || d.patch_radius > 1000)
-    out_of_range("dcp.patch_radius", d.patch_radius, "[0, 1000]");
-  check_unit_open_closed("dcp.omega", d.omega);
-  check_unit_open_closed("dcp.a_top_fraction", d.a_top_fraction);
-  check_unit_open_closed("dcp.a_smoothing", d.a_smoothing);
-  check_non_negative("dcp.a_max_step", d.a_max_step);
-  check_non_negative("dcp.a_scene_cut", d.a_scene_cut);
-  if (d.gf_radius < 1 || d.gf_radius > 4096) out_of_range("dcp.gf_radius", d.gf_radius, "[1, 4096]");
-  if (!(d.gf_eps > 0.f) || !std::isfinite(d.gf_eps)) out_of_range("dcp.gf_eps", d.gf_eps, "(0, inf)");
-  if (d.gf_subsample < 1 || d.gf_subsample > 64)
-    out_of_range("dcp.gf_subsample", d.gf_subsample, "[1, 64]");
-  check_non_negative("dcp.k_tolerance", d.k_tolerance);
-  check_unit_open_closed("dcp.t0", d.t0);
-  if (!(d.brightness >= 0.f && d.brightness <= 1.f))
-    out_of_range("dcp.brightness", d.brightness, "[0, 1]");
-
-  check_unit_open_closed("he.temporal", c.he.temporal);
+  // Each key's bounds, as the options table shows them (common/config_key).
+  for (const ProcessingKey& key : processing_keys())
+    if (key.number) check_bounds(key.spec, key.number(c), key.get(c));
   const Roi& r = c.he.roi;
   if (r.x < 0 || r.y < 0 || r.w < 0 || r.h < 0)
-    throw std::invalid_argument("he.roi must have x, y >= 0 and w, h >= 0");
-
-  if (c.ahe.window < 3 || c.ahe.window % 2 == 0 || c.ahe.window > 8191)
-    out_of_range("ahe.window", c.ahe.window, "odd numbers in [3, 8191]");
-  if (!(c.ahe.clip >= 0.f) || !std::isfinite(c.ahe.clip)) out_of_range("ahe.clip", c.ahe.clip, "[0, inf)");
+    throw KeyError("he.roi", "he.roi must have x, y >= 0 and w, h >= 0");
   if (c.color == ColorMode::rgb_bits && c.mode != Mode::he)
-    throw std::invalid_argument("color = rgb-bits is only available with mode = he");
-  if (c.threads < 0 || c.threads > 1024) out_of_range("threads", c.threads, "[0, 1024]");
+    throw KeyError("color", "color = rgb-bits is only available with mode = he");
 }
 
 }  // namespace hazefree

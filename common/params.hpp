@@ -64,8 +64,9 @@ std::optional<Mode> parse_mode(const std::string& text);
 std::optional<ColorMode> parse_color_mode(const std::string& text);
 std::optional<Backend> parse_backend(const std::string& text);
 
-// Throws std::invalid_argument naming the key and the accepted range when a value is out of
-// range (e.g. "dcp.t0 = 0 is outside (0, 1]").
+// Throws KeyError (common/config_key.hpp, a std::invalid_argument) naming the key and the
+// accepted range when a value is out of the bounds of its key's row (e.g. "dcp.t0 = 0 is outside
+// (0, 1]"), or against another key (rgb-bits without he).
 void validate(const ProcessingConfig& config);
 
 }  // namespace hazefree

@@ -60,9 +60,31 @@ namespace {
 // 4:2:0/4:2:2/4:4:4 and grey with the value in the low bits (little-endian, as the library's
 // samples are native-endian on the little-endian hosts it is built for), and P010/P012/P016
 // with the value in the high bits (hazefree::Frame::nv12 at depth).
-constexpr const char* kFormats =
-    "{ I420, NV12, GRAY8, Y42B, Y444, I420_10LE, I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, "
-    "Y444_16LE, P010_10LE, P012_LE, P016_LE, GRAY16_LE }";
+// The one list of formats: the caps and the messages are made from it.
+constexpr const char* kEightBitFormats[] = {"I420", "NV12", "GRAY8", "Y42B", "Y444"};
+constexpr const char* kDeepFormats[] = {"I420_10LE", "I420_12LE", "I422_10LE", "I422_12LE",
+                                        "Y444_10LE", "Y444_12LE", "Y444_16LE", "P010_10LE",
+                                        "P012_LE",   "P016_LE",   "GRAY16_LE"};
+
+// "{ I420, NV12, ..., GRAY16_LE }": every format, as a caps list.
+const char* caps_formats() {
+  static const std::string list = [] {
+    std::string text;
+    for (const char* name : kEightBitFormats) text += std::string(text.empty() ? "" : ", ") + name;
+    for (const char* name : kDeepFormats) text += std::string(", ") + name;
+    return "{ " + text + " }";
+  }();
+  return list.c_str();
+}
+
+// "I420_10LE, I420_12LE, ... or GRAY16_LE": the deep formats, in words.
+std::string deep_formats_in_words() {
+  std::string text;
+  const std::size_t count = sizeof kDeepFormats / sizeof kDeepFormats[0];
+  for (std::size_t i = 0; i < count; ++i)
+    text += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + kDeepFormats[i];
+  return text;
+}
 static_assert(G_BYTE_ORDER == G_LITTLE_ENDIAN, "the element's high-depth formats are the little-endian ones");
 constexpr const char* kCudaMemory = "memory:CUDAMemory";
 constexpr int kDefaultLanes = 2;
@@ -732,9 +754,7 @@ std::string refusal(GstHazefree* self, GstCaps* caps) {
   const GstVideoFormatInfo* refused_info =
       refused != GST_VIDEO_FORMAT_UNKNOWN ? gst_video_format_get_info(refused) : nullptr;
   if (refused_info && GST_VIDEO_FORMAT_INFO_DEPTH(refused_info, 0) > 8)
-    return std::string("hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits I420_10LE, I420_12LE, "
-                       "I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P010_10LE, P012_LE, P016_LE or "
-                       "GRAY16_LE, not ") +
+    return "hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits " + deep_formats_in_words() + ", not " +
            format + ": put videoconvert before it";
   return std::string("hazefree takes I420, NV12 or GRAY8 video, not ") + (format ? format : "this format") +
          ": put videoconvert before it";
@@ -777,7 +797,7 @@ gboolean accept_caps(GstBaseTransform* trans, GstPadDirection direction, GstCaps
 #endif
   if (accepted) return accepted;
   GST_ELEMENT_ERROR(trans, STREAM, FORMAT, ("%s", refusal(GST_HAZEFREE(trans), caps).c_str()),
-                    ("refused caps: %s; formats taken: %s", described.get(), kFormats));
+                    ("refused caps: %s; formats taken: %s", described.get(), caps_formats()));
   return accepted;
 }
 
@@ -835,7 +855,7 @@ gboolean query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* que
   }
   const std::string why = refusal(self, filter);
   GST_ELEMENT_WARNING(trans, STREAM, FORMAT, ("%s", why.c_str()),
-                      ("refused caps: %s; formats taken: %s", described.get(), kFormats));
+                      ("refused caps: %s; formats taken: %s", described.get(), caps_formats()));
   return answered;
 }
 
@@ -1037,7 +1057,7 @@ static void gst_hazefree_class_init(GstHazefreeClass* klass) {
   gst_element_class_set_static_metadata(
       element_class, "hazefree", "Filter/Effect/Video",
       "Dehazing with the dark channel prior, global HE and sliding-window AHE/CLAHE (CPU or CUDA)", "hazefree");
-  const std::string fields = std::string(", format=(string)") + kFormats +
+  const std::string fields = std::string(", format=(string)") + caps_formats() +
                              ", width=(int)[1, 2147483647], height=(int)[1, 2147483647], "
                              "framerate=(fraction)[0/1, 2147483647/1]";
 #ifdef HAZEFREE_GST_CUDA

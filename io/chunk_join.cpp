@@ -6,6 +6,11 @@
 #include "io/av_error.hpp"
 #include "io/packet_reader.hpp"
 
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
 namespace hazefree::io {
 
 using namespace detail;

@@ -14,6 +14,10 @@
 #include <system_error>
 
 #include "io/av_error.hpp"
+#include "io/av_owners.hpp"
+#include "io/av_pixel_format.hpp"
+#include "io/clock.hpp"
+#include "io/url.hpp"
 #include "io/depth_convert.hpp"
 
 extern "C" {
@@ -33,22 +37,12 @@ namespace {
 // recover: the input is broken rather than damaged.
 constexpr int kMaxConsecutiveDecodeErrors = 100;
 
-std::int64_t steady_now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void register_devices_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     avdevice_register_all();
     avformat_network_init();
   });
-}
-
-bool is_url(const std::string& url) {
-  return url == "-" || url.find("://") != std::string::npos || url.rfind("pipe:", 0) == 0;
 }
 
 AVRational to_av(Rational value) { return AVRational{value.num, value.den}; }

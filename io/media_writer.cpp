@@ -11,6 +11,10 @@
 #include <vector>
 
 #include "io/av_error.hpp"
+#include "io/av_owners.hpp"
+#include "io/av_pixel_format.hpp"
+#include "io/clock.hpp"
+#include "io/url.hpp"
 #include "io/packet_reader.hpp"
 
 extern "C" {
@@ -25,16 +29,6 @@ using namespace detail;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::int64_t steady_now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-bool is_url(const std::string& url) {
-  return url == "-" || url.find("://") != std::string::npos || url.rfind("pipe:", 0) == 0;
-}
 
 // Muxers that hold exactly one video stream and nothing else.
 bool is_single_picture_stream_muxer(const AVOutputFormat& format) {

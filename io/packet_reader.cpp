@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "io/av_error.hpp"
+#include "io/av_owners.hpp"
 
 namespace hazefree::io {
 

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <limits>
 #include <optional>
-#include <regex>
 
 #include "io/depth_convert.hpp"
 #include "io/media_reader.hpp"
@@ -33,54 +32,25 @@ std::string unquote(const std::string& text) {
   return text;
 }
 
-// The key a message of the table or of validate() starts with ("dcp.t0 = 0 is outside ...",
-// "dcp.omega: invalid value ...", "unknown configuration key 'x' ...").
-std::string key_of_message(const std::string& message) {
-  const std::string unknown = "unknown configuration key '";
-  if (message.rfind(unknown, 0) == 0) {
-    const auto end = message.find('\'', unknown.size());
-    return message.substr(unknown.size(), end == std::string::npos ? std::string::npos : end - unknown.size());
-  }
-  const auto end = message.find_first_of(" :=");
-  return message.substr(0, end);
-}
-
-// The typed description of a key's value (ConfigKeyInfo::kind and what goes with it), from the
-// table's kind and its range text: "[0, 1000]", "(0, inf)", "odd numbers in [3, 8191]",
-// "dcp, he, ahe".
+// The typed description of a key (ConfigKeyInfo::kind and what goes with it), from its row.
 void describe_value(const ConfigKey& key, ConfigKeyInfo& info) {
+  const bool with_words = !key.choices.empty();
   switch (key.kind) {
-    case ConfigKind::integer: info.kind = ConfigKeyInfo::Kind::integer; break;
-    case ConfigKind::number: info.kind = ConfigKeyInfo::Kind::number; break;
+    case ConfigKind::integer: info.kind = with_words ? ConfigKeyInfo::Kind::text : ConfigKeyInfo::Kind::integer; break;
+    case ConfigKind::number: info.kind = with_words ? ConfigKeyInfo::Kind::text : ConfigKeyInfo::Kind::number; break;
     case ConfigKind::boolean: info.kind = ConfigKeyInfo::Kind::boolean; break;
     case ConfigKind::choice: info.kind = ConfigKeyInfo::Kind::choice; break;
     case ConfigKind::text: info.kind = ConfigKeyInfo::Kind::text; break;
   }
-  const std::string& name = key.name;
-  info.processor_key = name != "side_by_side" && name.rfind("input.", 0) != 0 && name.rfind("output.", 0) != 0 &&
-                       name.rfind("pipeline.", 0) != 0;
-  if (info.kind == ConfigKeyInfo::Kind::choice) {
-    std::size_t start = 0;
-    for (;;) {
-      const auto comma = key.range.find(", ", start);
-      info.choices.push_back(key.range.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 2;
-    }
-  }
+  info.processor_key = !key.modes.empty();
+  for (const Mode mode : key.modes) info.modes.push_back(to_string(mode));
+  if (info.kind == ConfigKeyInfo::Kind::choice) info.choices = key.choices;
   if (info.kind != ConfigKeyInfo::Kind::integer && info.kind != ConfigKeyInfo::Kind::number) return;
-  static const std::regex interval(R"(([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])]))");
-  std::smatch m;
-  if (!std::regex_search(key.range, m, interval)) return;
-  auto bound = [](const std::string& text) {
-    if (text == "inf" || text == "+inf") return std::numeric_limits<double>::infinity();
-    if (text == "-inf") return -std::numeric_limits<double>::infinity();
-    return std::stod(text);
-  };
-  info.minimum = bound(m[2]);
-  info.maximum = bound(m[3]);
-  info.minimum_excluded = m[1] == "(";
-  info.maximum_excluded = m[4] == ")";
+  info.minimum = key.bounds.minimum;
+  info.maximum = key.bounds.maximum;
+  info.minimum_excluded = key.bounds.minimum_excluded;
+  info.maximum_excluded = key.bounds.maximum_excluded;
+  info.odd_only = key.bounds.odd;
 }
 
 // Options by key -> the run's options, every error as OptionError naming the key.
@@ -95,8 +65,8 @@ RunOptions apply_options(const Options& options) {
   }
   try {
     validate(run.processing);
-  } catch (const std::invalid_argument& e) {
-    throw OptionError(key_of_message(e.what()), e.what());
+  } catch (const KeyError& e) {
+    throw OptionError(e.key(), e.what());
   }
   return run;
 }
@@ -189,14 +159,13 @@ void check_pair(const ImageView& in, const ImageView& out) {
 
 const std::vector<ConfigKeyInfo>& configuration_keys() {
   static const std::vector<ConfigKeyInfo> keys = [] {
-    const RunOptions defaults;
     std::vector<ConfigKeyInfo> list;
     for (const ConfigKey& k : config_keys()) {
       ConfigKeyInfo info;
       info.name = k.name;
       info.help = k.help;
       info.range = k.range;
-      info.default_value = unquote(k.get(defaults));
+      info.default_value = unquote(default_text(k));
       describe_value(k, info);
       list.push_back(std::move(info));
     }
@@ -384,7 +353,7 @@ RunResult run(const std::string& input, const std::string& output, const Options
   try {
     finalize_options(run_options);
   } catch (const UsageError& e) {
-    throw OptionError(key_of_message(e.what()), e.what());
+    throw OptionError(e.key(), e.what());
   }
   if (input.empty()) throw OptionError("input", "input: empty path");
   if (output.empty()) throw OptionError("output", "output: empty path");
@@ -420,7 +389,7 @@ FrameReader::FrameReader(const std::string& input, const Options& options) : imp
   try {
     finalize_options(impl_->options);
   } catch (const UsageError& e) {
-    throw OptionError(key_of_message(e.what()), e.what());
+    throw OptionError(e.key(), e.what());
   }
   const bool nvdec = !impl_->options.input_options.hwdec.empty();
   const char* needs_cuda = "input.hwdec=cuda keeps pictures on the GPU: it needs the CUDA backend";

@@ -646,20 +646,9 @@ void plot_results(const std::string& json_path, const std::string& png_path) {
 
 // The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
 // the backend and the encoder are all measured, as `hazefree in out` would run them.
-int bench_end_to_end(const std::string& input, const std::string& mode, const std::string& backend,
-                     const std::string& encoder, const std::string& preset, const std::string& hwdec,
-                     const std::vector<std::string>& sets, const std::string& config_file,
-                     const std::string& json_path, int depth) {
-  RunOptions o;
-  if (!config_file.empty()) apply_config_file(o, config_file);
-  set_config_value(o, "mode", mode);
-  set_config_value(o, "backend", backend == "all" ? "auto" : backend);
-  set_config_value(o, "output.encoder", encoder);
-  set_config_value(o, "output.preset", preset);
-  set_config_value(o, "output.format", "null");
-  if (!hwdec.empty()) set_config_value(o, "input.hwdec", hwdec);
-  if (depth > 0) set_config_value(o, "output.depth", std::to_string(depth));
-  for (const std::string& s : sets) apply_set_argument(o, s);
+// `o`: the preset, the key flags and --set applied.
+int bench_end_to_end(RunOptions o, const std::string& input, const std::string& encoder, const std::string& preset,
+                     const std::string& hwdec, const std::string& json_path) {
   o.input = input;
   o.output = "/dev/null";
   o.quiet = true;
@@ -702,7 +691,8 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
   k.peak_host_bytes = host_peak.read();
   k.peak_device_bytes = device.added();
   fmt::print("end to end: {} frames of {} ({}x{}, {} on {}, {} {}, decode {}) in {:.2f} s: {:.1f} fps\n", r.frames_out,
-             input, width, height, mode, r.processor, encoder, preset, hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
+             input, width, height, to_string(o.processing.mode), r.processor, encoder, preset,
+             hwdec.empty() ? "cpu" : hwdec, r.seconds, fps);
   fmt::print("busy ms/frame: decode {:.3f}  process {:.3f}  encode {:.3f}  (wall {:.3f}; overlap efficiency {})\n",
              r.decode_ms, r.process_ms, r.encode_ms, wall_ms,
              k.overlap_efficiency ? fmt::format("{:.2f}", *k.overlap_efficiency) : std::string("-"));
@@ -733,10 +723,9 @@ int bench_end_to_end(const std::string& input, const std::string& mode, const st
 int bench_main(int argc, char** argv) {
   CLI::App app{"hazefree bench: fps and per-stage timings, warm-up excluded (table on stdout, JSON with --json)",
                "hazefree bench"};
-  std::string input, size = "1920x1080", mode_text = "dcp", backend = "all", json_path, config_file;
-  std::string color_text = "luma", plot_path;
-  int frames = 20, warmup = 3, threads = 0, window = 63, depth = 0;
-  float clip = 0.f;
+  std::string input, size = "1920x1080", backend, json_path, config_file;
+  std::string plot_path;
+  int frames = 20, warmup = 3, depth = 0;
   bool seed_tables = false, ahe_windows = false, raw_pipeline = false, end_to_end = false;
   std::string encoder = "libx264", preset = "veryfast", hwdec;
   std::vector<std::string> sets;
@@ -748,12 +737,12 @@ int bench_main(int argc, char** argv) {
       ->check(CLI::IsMember({8, 10, 12, 16}));
   app.add_option("--frames", frames, "measured frames per case (default 20)")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")->check(CLI::Range(0, 1000));
-  app.add_option("-m,--mode", mode_text, "dcp | he | ahe (default dcp)");
-  app.add_option("--color", color_text, "he/ahe colour mode (default luma)");
-  app.add_option("--window", window, "AHE window (default 63)");
-  app.add_option("--clip", clip, "CLAHE clip limit (default 0)");
-  app.add_option("-b,--backend", backend, "all | cpu | cuda | auto (default all: CPU sequential, CPU OpenMP, CUDA)");
-  app.add_option("--threads", threads, "OpenMP threads of the CPU backend (0 = all cores)");
+  // The processing keys' shortcuts of the main command (-m, --color, --window, --clip, --threads),
+  // from the options table; they combine with -c and --set as there. -b is the benchmark's own.
+  const KeyFlags key_flags(app, [](const ConfigKey& k) { return !k.modes.empty() && k.name != "backend"; });
+  app.add_option("-b,--backend", backend,
+                 "all | cpu | cuda | auto (default: the configuration's backend when it names one, else all: CPU "
+                 "sequential, CPU OpenMP, CUDA)");
   app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
   app.add_option("--set", sets, "override one configuration key: key=value")->allow_extra_args(false);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
@@ -779,19 +768,26 @@ int bench_main(int argc, char** argv) {
 
   io::set_ffmpeg_log_level(io::LogLevel::normal);
   try {
-    if (end_to_end) {
-      if (input.empty()) throw UsageError("--end-to-end needs --input FILE");
-      return bench_end_to_end(input, mode_text, backend, encoder, preset, hwdec, sets, config_file, json_path, depth);
-    }
+    // As in the main command: defaults < preset < flags given < --set.
     RunOptions options;
     if (!config_file.empty()) apply_config_file(options, config_file);
-    set_config_value(options, "mode", mode_text);
-    set_config_value(options, "color", color_text);
-    set_config_value(options, "ahe.window", std::to_string(window));
-    set_config_value(options, "ahe.clip", fmt::format("{}", clip));
+    key_flags.apply(options);
+    if (end_to_end) {
+      if (input.empty()) throw UsageError("--end-to-end needs --input FILE");
+      if (!backend.empty()) set_config_value(options, "backend", backend == "all" ? "auto" : backend);
+      set_config_value(options, "output.encoder", encoder);
+      set_config_value(options, "output.preset", preset);
+      set_config_value(options, "output.format", "null");
+      if (!hwdec.empty()) set_config_value(options, "input.hwdec", hwdec);
+      if (depth > 0) set_config_value(options, "output.depth", std::to_string(depth));
+      for (const std::string& s : sets) apply_set_argument(options, s);
+      return bench_end_to_end(options, input, encoder, preset, hwdec, json_path);
+    }
     for (const std::string& s : sets) apply_set_argument(options, s);
     finalize_options(options);
     const ProcessingConfig base = options.processing;
+    if (backend.empty()) backend = base.backend == Backend::automatic ? "all" : to_string(base.backend);
+    const int threads = base.threads;
 
     HostPeak host_peak;
     // The source frames.

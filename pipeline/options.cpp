@@ -2,275 +2,181 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdlib>
-#include <sstream>
+#include <limits>
 
 namespace hazefree {
 namespace {
 
-[[noreturn]] void bad_value(const std::string& key, const std::string& value, const std::string& range) {
-  throw UsageError(fmt::format("{}: invalid value '{}' (accepted: {})", key, value, range));
-}
-
-template <typename T>
-T parse_number(const std::string& key, const std::string& text, const std::string& range) {
-  T value{};
-  if constexpr (std::is_integral_v<T>) {
-    const char* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc() || ptr != end) bad_value(key, text, range);
-  } else {
-    // Accept "5/255" as well as plain decimals: presets read better that way.
-    std::string t = text;
-    double numerator = 0, denominator = 1;
-    const auto slash = t.find('/');
-    try {
-      std::size_t used = 0;
-      numerator = std::stod(t.substr(0, slash), &used);
-      if (used != (slash == std::string::npos ? t.size() : slash)) bad_value(key, text, range);
-      if (slash != std::string::npos) {
-        const std::string rest = t.substr(slash + 1);
-        denominator = std::stod(rest, &used);
-        if (used != rest.size() || denominator == 0) bad_value(key, text, range);
-      }
-    } catch (const std::logic_error&) {
-      bad_value(key, text, range);
-    }
-    value = static_cast<T>(numerator / denominator);
-    if (!std::isfinite(value)) bad_value(key, text, range);
-  }
-  return value;
-}
-
-bool parse_bool(const std::string& key, const std::string& text) {
-  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
-  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
-  bad_value(key, text, "true, false");
-}
-
 std::string quote(const std::string& s) { return fmt::format("\"{}\"", s); }
 
-// A numeric key whose range is checked by validate() (processing parameters) or by `check`.
-template <typename T, typename Access>
-ConfigKey number_key(std::string name, std::string help, std::string range, Access access,
-                     T min = std::numeric_limits<T>::lowest(), T max = std::numeric_limits<T>::max()) {
+KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::string flag = "") {
+  KeySpec s;
+  s.name = std::move(name);
+  s.help = std::move(help);
+  s.kind = kind;
+  s.flag = std::move(flag);
+  return s;
+}
+
+// The row of a processing parameter (common/config_key.cpp), on the run's options.
+ConfigKey processing_row(const ProcessingKey& p) {
   ConfigKey key;
-  key.name = name;
-  key.help = std::move(help);
-  key.range = range;
-  key.set = [name, range, access, min, max](RunOptions& o, const std::string& v) {
-    const T value = parse_number<T>(name, v, range);
-    if (value < min || value > max)
-      throw UsageError(fmt::format("{} = {} is outside {}", name, v, range));
+  static_cast<KeySpec&>(key) = p.spec;
+  key.set = [&p](RunOptions& o, const std::string& v) { p.set(o.processing, v); };
+  key.get = [&p](const RunOptions& o) { return p.get(o.processing); };
+  return key;
+}
+
+// A numeric key of the run, checked against its bounds as it is set; `words` are taken besides
+// a number, each setting the field to its value.
+template <typename T, typename Access>
+ConfigKey number_key(KeySpec spec, Bounds bounds, Access access,
+                     std::vector<std::pair<std::string, T>> words = {}) {
+  spec.bounds = bounds;
+  for (const auto& w : words) spec.choices.push_back(w.first);
+  spec.range = range_text(spec);
+  ConfigKey key;
+  static_cast<KeySpec&>(key) = spec;
+  key.set = [spec, access, words](RunOptions& o, const std::string& v) {
+    for (const auto& w : words) {
+      if (v == w.first) {
+        access(o) = w.second;
+        return;
+      }
+    }
+    T value{};
+    if constexpr (std::is_integral_v<T>) {
+      const long long n = parse_integer(spec, v);
+      if (n < std::numeric_limits<T>::lowest() || n > std::numeric_limits<T>::max()) refuse_value(spec, v);
+      value = static_cast<T>(n);
+    } else {
+      value = static_cast<T>(parse_number(spec, v));
+    }
+    if (!words.empty() && !spec.bounds.contains(static_cast<double>(value))) refuse_value(spec, v);
+    check_bounds(spec, static_cast<double>(value), v);
     access(o) = value;
   };
-  key.get = [access](const RunOptions& o) { return fmt::format("{}", access(o)); };
-  key.kind = std::is_integral_v<T> ? ConfigKind::integer : ConfigKind::number;
+  key.get = [access, words](const RunOptions& o) {
+    const T value = access(o);
+    for (const auto& w : words)
+      if (value == w.second) return quote(w.first);
+    return fmt::format("{}", value);
+  };
   return key;
 }
 
 template <typename Access>
-ConfigKey string_key(std::string name, std::string help, std::string range, Access access) {
+ConfigKey string_key(KeySpec spec, std::string accepted, Access access) {
+  spec.accepted = std::move(accepted);
+  spec.range = range_text(spec);
   ConfigKey key;
-  key.name = std::move(name);
-  key.help = std::move(help);
-  key.range = std::move(range);
+  static_cast<KeySpec&>(key) = spec;
   key.set = [access](RunOptions& o, const std::string& v) { access(o) = v; };
   key.get = [access](const RunOptions& o) { return quote(access(o)); };
   return key;
 }
 
 template <typename Access>
-ConfigKey bool_key(std::string name, std::string help, Access access) {
+ConfigKey bool_key(KeySpec spec, Access access) {
+  spec.range = range_text(spec);
   ConfigKey key;
-  key.name = name;
-  key.help = std::move(help);
-  key.range = "true, false";
-  key.set = [name, access](RunOptions& o, const std::string& v) { access(o) = parse_bool(name, v); };
-  key.get = [access](const RunOptions& o) { return access(o) ? std::string("true") : std::string("false"); };
-  key.kind = ConfigKind::boolean;
-  return key;
-}
-
-template <typename Enum, typename Parse, typename Access>
-ConfigKey enum_key(std::string name, std::string help, std::string range, Parse parse, Access access) {
-  ConfigKey key;
-  key.name = name;
-  key.help = std::move(help);
-  key.range = range;
-  key.set = [name, range, parse, access](RunOptions& o, const std::string& v) {
-    const std::optional<Enum> value = parse(v);
-    if (!value) bad_value(name, v, range);
-    access(o) = *value;
+  static_cast<KeySpec&>(key) = spec;
+  key.set = [spec, access](RunOptions& o, const std::string& v) { access(o) = parse_boolean(spec, v); };
+  key.get = [access](const RunOptions& o) {
+    return access(o) ? std::string("true") : std::string("false");
   };
-  key.get = [access](const RunOptions& o) { return quote(to_string(access(o))); };
-  key.kind = ConfigKind::choice;
   return key;
-}
-
-Roi parse_roi(const std::string& key, const std::string& text) {
-  const std::string range = "x,y,w,h with x,y >= 0 and w,h > 0 (or empty for the whole frame)";
-  if (text.empty()) return Roi{};
-  std::vector<int> v;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    part.erase(std::remove(part.begin(), part.end(), ' '), part.end());
-    v.push_back(parse_number<int>(key, part, range));
-  }
-  if (v.size() != 4 || v[0] < 0 || v[1] < 0 || v[2] <= 0 || v[3] <= 0) bad_value(key, text, range);
-  return Roi{v[0], v[1], v[2], v[3]};
 }
 
 std::vector<ConfigKey> make_keys() {
+  using K = ConfigKind;
   std::vector<ConfigKey> k;
-  k.push_back(enum_key<Mode>("mode", "algorithm: dark channel prior dehazing, global HE, sliding-window AHE/CLAHE",
-                             "dcp, he, ahe", parse_mode, [](auto& o) -> auto& { return o.processing.mode; }));
-  k.push_back(enum_key<ColorMode>("color", "what he/ahe equalize: the Y plane, R,G,B each, a grey image, or the 12-bit BITS index (he only)",
-                                  "luma, rgb, grey, rgb-bits", parse_color_mode,
-                                  [](auto& o) -> auto& { return o.processing.color; }));
-  k.push_back(enum_key<Backend>("backend", "where frames are processed (auto: CUDA when a usable GPU is present)",
-                                "auto, cuda, cpu", parse_backend, [](auto& o) -> auto& { return o.processing.backend; }));
-  k.push_back(number_key<int>("threads", "CPU threads for the CPU backend (0 = all cores, 1 = sequential)", "[0, 1024]",
-                              [](auto& o) -> auto& { return o.processing.threads; }, 0, 1024));
-  k.push_back(bool_key("side_by_side", "write the input and the result next to each other",
+  // TOML: the keys outside a section come before the first section.
+  for (const ProcessingKey& p : processing_keys())
+    if (p.spec.name.find('.') == std::string::npos) k.push_back(processing_row(p));
+  k.push_back(bool_key(spec_of("side_by_side", "write the input and the result next to each other", K::boolean,
+                               "--side-by-side"),
                        [](auto& o) -> auto& { return o.side_by_side; }));
+  for (const ProcessingKey& p : processing_keys())
+    if (p.spec.name.find('.') != std::string::npos) k.push_back(processing_row(p));
 
-  k.push_back(number_key<int>("dcp.patch_radius", "dark channel patch radius r (window 2r+1), pixels", "[0, 1000]",
-                              [](auto& o) -> auto& { return o.processing.dcp.patch_radius; }));
-  k.push_back(number_key<float>("dcp.omega", "fraction of the haze removed", "(0, 1]",
-                                [](auto& o) -> auto& { return o.processing.dcp.omega; }));
-  k.push_back(number_key<float>("dcp.a_top_fraction", "fraction of 32x32 blocks averaged for the atmospheric light", "(0, 1]",
-                                [](auto& o) -> auto& { return o.processing.dcp.a_top_fraction; }));
-  k.push_back(number_key<float>("dcp.a_smoothing", "step of the atmospheric light towards each new estimate", "(0, 1]",
-                                [](auto& o) -> auto& { return o.processing.dcp.a_smoothing; }));
-  k.push_back(number_key<float>("dcp.a_max_step", "largest change of the atmospheric light per frame and channel (1 = full scale)", "[0, inf)",
-                                [](auto& o) -> auto& { return o.processing.dcp.a_max_step; }));
-  k.push_back(number_key<float>("dcp.a_scene_cut", "mean change of the estimate that counts as a scene cut (resets the light)", "[0, inf)",
-                                [](auto& o) -> auto& { return o.processing.dcp.a_scene_cut; }));
-  k.push_back(number_key<int>("dcp.gf_radius", "guided filter radius, pixels", "[1, 4096]",
-                              [](auto& o) -> auto& { return o.processing.dcp.gf_radius; }));
-  k.push_back(number_key<float>("dcp.gf_eps", "guided filter regulariser (edge keeping: smaller keeps more)", "(0, inf)",
-                                [](auto& o) -> auto& { return o.processing.dcp.gf_eps; }));
-  k.push_back(number_key<int>("dcp.gf_subsample", "fast guided filter subsampling factor (1 = exact)", "[1, 64]",
-                              [](auto& o) -> auto& { return o.processing.dcp.gf_subsample; }));
-  k.push_back(number_key<float>("dcp.k_tolerance", "bright-region tolerance K (0 = off)", "[0, inf)",
-                                [](auto& o) -> auto& { return o.processing.dcp.k_tolerance; }));
-  k.push_back(number_key<float>("dcp.t0", "lower bound of the transmission in the recovery", "(0, 1]",
-                                [](auto& o) -> auto& { return o.processing.dcp.t0; }));
-  k.push_back(number_key<float>("dcp.brightness", "brightness boost B of J + (1 - J) J B", "[0, 1]",
-                                [](auto& o) -> auto& { return o.processing.dcp.brightness; }));
-
-  k.push_back(number_key<float>("he.temporal", "temporal smoothing of the histogram for video (1 = off)", "(0, 1]",
-                                [](auto& o) -> auto& { return o.processing.he.temporal; }));
-  {
-    ConfigKey roi;
-    roi.name = "he.roi";
-    roi.help = "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the whole frame";
-    roi.range = "x,y,w,h or empty";
-    roi.set = [](RunOptions& o, const std::string& v) { o.processing.he.roi = parse_roi("he.roi", v); };
-    roi.get = [](const RunOptions& o) {
-      const Roi& r = o.processing.he.roi;
-      return r.empty() ? std::string("\"\"") : fmt::format("\"{},{},{},{}\"", r.x, r.y, r.w, r.h);
-    };
-    k.push_back(roi);
-  }
-  k.push_back(number_key<int>("ahe.window", "AHE window side, pixels", "odd numbers in [3, 8191]",
-                              [](auto& o) -> auto& { return o.processing.ahe.window; }));
-  k.push_back(number_key<float>("ahe.clip", "CLAHE clip limit in OpenCV units (0 = plain AHE)", "[0, inf)",
-                                [](auto& o) -> auto& { return o.processing.ahe.clip; }));
-
-  k.push_back(string_key("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe", "a demuxer name",
-                         [](auto& o) -> auto& { return o.input_options.format; }));
-  k.push_back(string_key("input.size", "frame size of raw input, WxH", "WxH",
+  k.push_back(string_key(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
+                                 K::text, "--input-format"),
+                         "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
+  k.push_back(string_key(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
                          [](auto& o) -> auto& { return o.input_size; }));
-  k.push_back(string_key("input.framerate", "frame rate of raw input or of a camera", "a rate such as 25 or 30000/1001",
-                         [](auto& o) -> auto& { return o.input_rate; }));
-  k.push_back(string_key("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", "an FFmpeg pixel format",
-                         [](auto& o) -> auto& { return o.input_pixel_format; }));
-  k.push_back(string_key("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
+  k.push_back(string_key(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
+                         "a rate such as 25 or 30000/1001", [](auto& o) -> auto& { return o.input_rate; }));
+  k.push_back(string_key(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
+                         "an FFmpeg pixel format", [](auto& o) -> auto& { return o.input_pixel_format; }));
+  k.push_back(string_key(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
+                                 K::text, "--hwdec"),
                          "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
-  k.push_back(number_key<int>("input.threads", "decoder threads (0 = automatic)", "[0, 256]",
-                              [](auto& o) -> auto& { return o.input_options.decoder_threads; }, 0, 256));
-  {
-    ConfigKey timeout;
-    timeout.name = "input.timeout";
-    timeout.help = "seconds without a packet that count as a stall (0 = never); auto: 5 with --live for "
-                   "network and camera sources, else 0";
-    timeout.range = "auto or [0, 86400]";
-    timeout.set = [range = timeout.range](RunOptions& o, const std::string& v) {
-      if (v == "auto") {
-        o.input_timeout = RunOptions::kAutoTimeout;
-        return;
-      }
-      const double seconds = parse_number<double>("input.timeout", v, range);
-      if (seconds < 0 || seconds > 86400) bad_value("input.timeout", v, range);
-      o.input_timeout = seconds;
-    };
-    timeout.get = [](const RunOptions& o) {
-      return o.input_timeout == RunOptions::kAutoTimeout ? quote("auto") : fmt::format("{}", o.input_timeout);
-    };
-    k.push_back(timeout);
-  }
-  {
-    ConfigKey reconnect;
-    reconnect.name = "input.reconnect";
-    reconnect.help = "with --live, times a network or camera source that stalled, failed or ended is reopened "
-                     "(back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0";
-    reconnect.range = "auto, unlimited or [0, 1000000]";
-    reconnect.set = [range = reconnect.range](RunOptions& o, const std::string& v) {
-      if (v == "auto" || v == "unlimited") {
-        o.input_reconnect = v == "auto" ? RunOptions::kAuto : RunOptions::kUnlimited;
-        return;
-      }
-      const int attempts = parse_number<int>("input.reconnect", v, range);
-      if (attempts < 0 || attempts > 1000000) bad_value("input.reconnect", v, range);
-      o.input_reconnect = attempts;
-    };
-    reconnect.get = [](const RunOptions& o) {
-      if (o.input_reconnect == RunOptions::kAuto) return quote("auto");
-      if (o.input_reconnect == RunOptions::kUnlimited) return quote("unlimited");
-      return std::to_string(o.input_reconnect);
-    };
-    k.push_back(reconnect);
-  }
-  k.push_back(string_key("output.format", "force the output container; empty = from the name (y4m on a pipe)", "a muxer name",
-                         [](auto& o) -> auto& { return o.output_options.format; }));
-  k.push_back(string_key("output.encoder", "video encoder; empty = libx264 for video files, the container's own for y4m/images", "an FFmpeg encoder name",
-                         [](auto& o) -> auto& { return o.output_options.encoder; }));
+  k.push_back(number_key<int>(spec_of("input.threads", "decoder threads (0 = automatic)", K::integer),
+                              Bounds::closed(0, 256), [](auto& o) -> auto& { return o.input_options.decoder_threads; }));
+  k.push_back(number_key<double>(spec_of("input.timeout",
+                                         "seconds without a packet that count as a stall (0 = never); auto: 5 with "
+                                         "--live for network and camera sources, else 0",
+                                         K::number),
+                                 Bounds::closed(0, 86400), [](auto& o) -> auto& { return o.input_timeout; },
+                                 {{"auto", RunOptions::kAutoTimeout}}));
+  k.push_back(number_key<int>(spec_of("input.reconnect",
+                                      "with --live, times a network or camera source that stalled, failed or ended is "
+                                      "reopened (back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0",
+                                      K::integer),
+                              Bounds::closed(0, 1000000), [](auto& o) -> auto& { return o.input_reconnect; },
+                              {{"auto", RunOptions::kAuto}, {"unlimited", RunOptions::kUnlimited}}));
+  k.push_back(string_key(spec_of("output.format", "force the output container; empty = from the name (y4m on a pipe)",
+                                 K::text, "-f,--format"),
+                         "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
+  k.push_back(string_key(spec_of("output.encoder",
+                                 "video encoder; empty = libx264 for video files, the container's own for y4m/images",
+                                 K::text, "--encoder"),
+                         "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
   {
     ConfigKey depth;
-    depth.name = "output.depth";
-    depth.help = "bits per sample of the output (auto: the input's own); frames are converted to it before "
-                 "processing, so 8-bit input written at 10 bits is processed at 10 bits";
-    depth.range = "auto, 8, 10, 12, 16";
-    depth.kind = ConfigKind::choice;
-    depth.set = [range = depth.range](RunOptions& o, const std::string& v) {
-      if (v == "auto") {
-        o.output_depth = 0;
-        return;
-      }
-      if (v != "8" && v != "10" && v != "12" && v != "16") bad_value("output.depth", v, range);
-      o.output_depth = std::stoi(v);
+    static_cast<KeySpec&>(depth) =
+        spec_of("output.depth",
+                "bits per sample of the output (auto: the input's own); frames are converted to it before "
+                "processing, so 8-bit input written at 10 bits is processed at 10 bits",
+                K::choice, "--output-depth");
+    depth.choices = {"auto", "8", "10", "12", "16"};
+    depth.range = range_text(depth);
+    depth.set = [spec = static_cast<const KeySpec&>(depth)](RunOptions& o, const std::string& v) {
+      if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) refuse_value(spec, v);
+      o.output_depth = v == "auto" ? 0 : std::stoi(v);
     };
     depth.get = [](const RunOptions& o) {
       return o.output_depth == 0 ? quote("auto") : std::to_string(o.output_depth);
     };
     k.push_back(depth);
   }
-  k.push_back(number_key<int>("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)", "[0, 51]",
-                              [](auto& o) -> auto& { return o.output_options.crf; }, 0, 51));
-  k.push_back(string_key("output.preset", "libx264/libx265 preset", "ultrafast ... veryslow",
+  k.push_back(number_key<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
+                                      K::integer, "--crf"),
+                              Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
+  k.push_back(string_key(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
                          [](auto& o) -> auto& { return o.output_options.preset; }));
-  k.push_back(bool_key("pipeline.live", "low-latency mode for live sources: short queues, drop the oldest frame when behind",
+  k.push_back(bool_key(spec_of("pipeline.live",
+                               "low-latency mode for live sources: short queues, drop the oldest frame when behind",
+                               K::boolean, "--live"),
                        [](auto& o) -> auto& { return o.live; }));
-  k.push_back(number_key<int>("pipeline.queue_depth", "frames waiting between two stages", "[1, 64]",
-                              [](auto& o) -> auto& { return o.queue_depth; }, 1, 64));
+  k.push_back(number_key<int>(spec_of("pipeline.queue_depth", "frames waiting between two stages", K::integer),
+                              Bounds::closed(1, 64), [](auto& o) -> auto& { return o.queue_depth; }));
+  // Every error of a setter as a usage error naming its key.
+  for (ConfigKey& key : k) {
+    key.set = [set = key.set](RunOptions& o, const std::string& v) {
+      try {
+        set(o, v);
+      } catch (const KeyError& e) {
+        throw UsageError(e.key(), e.what());
+      }
+    };
+  }
   return k;
 }
 
@@ -288,7 +194,7 @@ std::string node_text(const std::string& key, const toml::node& node) {
     }
     return joined;
   }
-  throw UsageError(fmt::format("{}: unsupported value type", key));
+  throw UsageError(key, fmt::format("{}: unsupported value type", key));
 }
 
 void apply_table(RunOptions& options, const toml::table& table, const std::string& prefix,
@@ -302,7 +208,7 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
     try {
       set_config_value(options, key, node_text(key, node));
     } catch (const UsageError& e) {
-      throw UsageError(fmt::format("{}: {}", path, e.what()));
+      throw UsageError(e.key(), fmt::format("{}: {}", path, e.what()));
     }
   }
 }
@@ -314,6 +220,56 @@ const std::vector<ConfigKey>& config_keys() {
   return keys;
 }
 
+std::string default_text(const ConfigKey& key) {
+  static const RunOptions defaults;
+  return key.get(defaults);
+}
+
+struct KeyFlags::Flag {
+  const ConfigKey* key = nullptr;
+  CLI::Option* option = nullptr;
+  std::string value;  // as given, parsed by the key's setter
+  bool on = false;    // boolean keys: a flag without a value
+};
+
+KeyFlags::KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted) {
+  for (const ConfigKey& key : config_keys()) {
+    if (key.flag.empty() || !wanted(key)) continue;
+    auto flag = std::make_unique<Flag>();
+    flag->key = &key;
+    if (key.kind == ConfigKind::boolean) {
+      flag->option = app.add_flag(key.flag, flag->on, fmt::format("{} (key {})", key.help, key.name));
+    } else {
+      std::string text = default_text(key);
+      if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
+      const std::string accepted = key.kind == ConfigKind::choice ? fmt::format("{}", fmt::join(key.choices, " | "))
+                                                                   : key.range;
+      flag->option = app.add_option(key.flag, flag->value,
+                                    fmt::format("{}: {} (default {}; key {})", key.help, accepted,
+                                                text.empty() ? "empty" : text, key.name));
+    }
+    flags_.push_back(std::move(flag));
+  }
+}
+
+KeyFlags::~KeyFlags() = default;
+
+void KeyFlags::apply(RunOptions& options) const {
+  for (const auto& flag : flags_) {
+    if (flag->key->kind == ConfigKind::boolean) {
+      if (flag->on) flag->key->set(options, "true");
+    } else if (flag->option->count() > 0) {
+      flag->key->set(options, flag->value);
+    }
+  }
+}
+
+bool KeyFlags::given(const std::string& key) const {
+  for (const auto& flag : flags_)
+    if (flag->key->name == key) return flag->option->count() > 0;
+  return false;
+}
+
 void set_config_value(RunOptions& options, const std::string& key, const std::string& value) {
   for (const ConfigKey& k : config_keys()) {
     if (k.name == key) {
@@ -321,7 +277,7 @@ void set_config_value(RunOptions& options, const std::string& key, const std::st
       return;
     }
   }
-  throw UsageError(fmt::format("unknown configuration key '{}' (--print-config lists the keys)", key));
+  throw UsageError(key, fmt::format("unknown configuration key '{}' (--print-config lists the keys)", key));
 }
 
 void apply_set_argument(RunOptions& options, const std::string& assignment) {
@@ -371,8 +327,8 @@ std::string format_config(const RunOptions& options) {
 void finalize_options(RunOptions& options) {
   try {
     validate(options.processing);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+  } catch (const KeyError& e) {
+    throw UsageError(e.key(), e.what());
   }
   auto& fo = options.input_options.format_options;
   if (!options.input_size.empty()) fo["video_size"] = options.input_size;
@@ -386,9 +342,9 @@ void finalize_options(RunOptions& options) {
       : options.live && reconnectable                    ? 5.0
                                                          : 0.0;
   if ((options.input_reconnect > 0 || options.input_reconnect == RunOptions::kUnlimited) && !options.live)
-    throw UsageError("input.reconnect: reopening a lost source needs --live (pipeline.live = true)");
+    throw UsageError("input.reconnect", "input.reconnect: reopening a lost source needs --live (pipeline.live = true)");
   if (!options.input_options.hwdec.empty() && options.input_options.hwdec != "cuda")
-    throw UsageError(fmt::format("input.hwdec: invalid value '{}' (accepted: cuda or empty)", options.input_options.hwdec));
+    throw UsageError("input.hwdec", fmt::format("input.hwdec: invalid value '{}' (accepted: cuda or empty)", options.input_options.hwdec));
   // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.
   options.input_options.hw_frames_in_flight = options.queue_depth + 8;
   options.output_options.url = options.output;
@@ -410,12 +366,8 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
   app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
 
-  std::string input, output, mode, color, backend, config_file, format, input_format, encoder, preset, hwdec,
-      output_depth;
-  int window = 0, crf = -1, threads = -1;
-  float clip = -1.f;
-  bool print_config = false, overwrite = false, quiet = false, verbose = false, live = false,
-       side_by_side = false;
+  std::string input, output, config_file;
+  bool print_config = false, overwrite = false, quiet = false, verbose = false;
   std::vector<std::string> sets;
 
   std::vector<std::string> files;
@@ -445,25 +397,10 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     app.add_option("--job-dir", job.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
                                          "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
   }
-  app.add_option("-m,--mode", mode, "dcp | he | ahe (default dcp)");
-  app.add_option("--color", color, "luma | rgb | grey | rgb-bits (he/ahe; default luma)");
-  app.add_option("--window", window, "AHE window side, odd, >= 3 (default 63)");
-  app.add_option("--clip", clip, "CLAHE clip limit, OpenCV units; 0 = plain AHE (default 0)");
-  app.add_option("-b,--backend", backend, "auto | cuda | cpu (default auto)");
+  // The configuration keys' shortcuts (-m,--mode, --window, --output-depth, ...), from the table.
+  const KeyFlags key_flags(app, [](const ConfigKey&) { return true; });
   app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
   app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
-  app.add_option("-f,--format", format, "force the output container (y4m on a pipe by default)");
-  app.add_option("--input-format", input_format, "force the input format (e.g. v4l2, rawvideo with --set input.size=WxH)");
-  app.add_option("--encoder", encoder, "video encoder (default libx264)");
-  app.add_option("--hwdec", hwdec, "decode on the GPU (cuda: NVDEC), pictures stay in GPU memory (CUDA backend)");
-  app.add_option("--output-depth", output_depth,
-                 "bits per sample of the output: 8 | 10 | 12 | 16 (default: the input's own); the frames are "
-                 "converted before processing");
-  app.add_option("--crf", crf, "libx264/libx265 constant rate factor (default 20)");
-  app.add_option("--preset", preset, "libx264/libx265 preset (default veryfast)");
-  app.add_option("--threads", threads, "CPU threads for the CPU backend (0 = all cores, 1 = sequential)");
-  app.add_flag("--live", live, "low-latency mode for live sources");
-  app.add_flag("--side-by-side", side_by_side, "write the input and the result next to each other");
   app.add_flag("--print-config", print_config, "print the effective configuration and exit");
   app.add_flag("-y", overwrite, "overwrite an existing output");
   app.add_flag("-q,--quiet", quiet, "no progress line and no summary");
@@ -483,27 +420,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
 
   // Precedence: defaults < config file < command-line options < --set.
   if (!config_file.empty()) apply_config_file(options, config_file);
-  if (!mode.empty()) set_config_value(options, "mode", mode);
-  if (!color.empty()) set_config_value(options, "color", color);
-  if (app.count("--window")) set_config_value(options, "ahe.window", std::to_string(window));
-  if (app.count("--clip")) set_config_value(options, "ahe.clip", fmt::format("{}", clip));
-  if (!backend.empty()) set_config_value(options, "backend", backend);
-  if (!format.empty()) set_config_value(options, "output.format", format);
-  if (!input_format.empty()) set_config_value(options, "input.format", input_format);
-  if (!encoder.empty()) set_config_value(options, "output.encoder", encoder);
-  if (!hwdec.empty()) set_config_value(options, "input.hwdec", hwdec);
-  if (!output_depth.empty()) {
-    try {
-      set_config_value(options, "output.depth", output_depth);
-    } catch (const UsageError&) {
-      throw UsageError(fmt::format("--output-depth {}: invalid value (accepted: 8, 10, 12, 16, auto)", output_depth));
-    }
-  }
-  if (app.count("--crf")) set_config_value(options, "output.crf", std::to_string(crf));
-  if (!preset.empty()) set_config_value(options, "output.preset", preset);
-  if (app.count("--threads")) set_config_value(options, "threads", std::to_string(threads));
-  if (live) options.live = true;
-  if (side_by_side) options.side_by_side = true;
+  key_flags.apply(options);
   for (const std::string& s : sets) apply_set_argument(options, s);
   if (positionals) {
     *positionals = files;

@@ -1,5 +1,6 @@
-// Options of a run: one table of configuration keys (name, help, accepted range, default)
-// drives the TOML presets, --set key=value, --print-config and the range checks.
+// Options of a run: one table of configuration keys (each row a typed KeySpec of
+// common/config_key.hpp with a setter and a getter) drives the TOML presets, --set key=value,
+// the command-line shortcuts, --print-config, the range checks and the library's key list.
 #pragma once
 
 #include <atomic>
@@ -13,8 +14,14 @@
 
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
+#include "common/config_key.hpp"
 #include "common/params.hpp"
 #include "kernels/temporal_state.hpp"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace hazefree {
 
@@ -23,9 +30,15 @@ class FrameProcessor;
 class StartStateGate;
 
 // A usage or configuration error: one line naming the key (or option) and the accepted values;
-// the command exits with status 2.
+// the command exits with status 2. key() is the configuration key it is about (empty when it is
+// about none, e.g. a missing INPUT).
 struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& message) : std::runtime_error(message) {}
+  UsageError(std::string key, const std::string& message) : std::runtime_error(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 // A run in chunks on this machine (SPEC 8; command-line options, not configuration keys).
@@ -97,20 +110,35 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// One configuration key.
-// The type of a key's value, for bindings that need typed values (GStreamer properties).
-enum class ConfigKind { integer, number, boolean, choice, text };
-
-struct ConfigKey {
-  std::string name;   // "dcp.omega"
-  std::string help;   // effect and unit
-  std::string range;  // accepted values, e.g. "(0, 1]"; for a choice, the values separated by ", "
-  ConfigKind kind = ConfigKind::text;
-  std::function<void(RunOptions&, const std::string&)> set;  // parses, throws UsageError
+// One configuration key: its typed description (name, help, kind, bounds, choices, modes,
+// shortcut flag, range text) and its value in the options.
+struct ConfigKey : KeySpec {
+  std::function<void(RunOptions&, const std::string&)> set;  // parses and checks, throws UsageError
   std::function<std::string(const RunOptions&)> get;         // as written in TOML
 };
 
+// The table: the keys outside a section first (mode, color, backend, threads, side_by_side), then
+// dcp.*, he.*, ahe.*, input.*, output.*, pipeline.*.
 const std::vector<ConfigKey>& config_keys();
+// The default of a key as written in TOML (its value in a fresh RunOptions).
+std::string default_text(const ConfigKey& key);
+
+// The command-line shortcuts of the table's keys (--mode, --window, --output-depth, ...): each
+// row's `flag` added to a CLI11 app with its range and default in the help; apply() sets the keys
+// whose flag was given, through the table's setters (after a preset, before --set).
+class KeyFlags {
+ public:
+  // Adds the flag of each key that has one and for which `wanted` is true.
+  KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted);
+  ~KeyFlags();
+  void apply(RunOptions& options) const;
+  // True when the flag of `key` was given.
+  bool given(const std::string& key) const;
+
+ private:
+  struct Flag;
+  std::vector<std::unique_ptr<Flag>> flags_;  // CLI11 keeps pointers to their values
+};
 
 // Sets one key from text ("0.9", "luma", "true"); throws UsageError naming the key.
 void set_config_value(RunOptions& options, const std::string& key, const std::string& value);

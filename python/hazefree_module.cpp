@@ -180,10 +180,22 @@ PYBIND11_MODULE(_hazefree, m) {
 
   m.def("config_keys", [] {
     py::list keys;
-    for (const hazefree::ConfigKeyInfo& k : hazefree::configuration_keys())
-      keys.append(py::make_tuple(k.name, k.help, k.range, k.default_value));
+    for (const hazefree::ConfigKeyInfo& k : hazefree::configuration_keys()) {
+      const char* kind = "text";
+      switch (k.kind) {
+        case hazefree::ConfigKeyInfo::Kind::integer: kind = "integer"; break;
+        case hazefree::ConfigKeyInfo::Kind::number: kind = "number"; break;
+        case hazefree::ConfigKeyInfo::Kind::boolean: kind = "boolean"; break;
+        case hazefree::ConfigKeyInfo::Kind::choice: kind = "choice"; break;
+        case hazefree::ConfigKeyInfo::Kind::text: break;
+      }
+      keys.append(py::make_tuple(k.name, k.help, k.range, k.default_value, kind, k.minimum, k.maximum,
+                                 k.minimum_excluded, k.maximum_excluded, py::tuple(py::cast(k.choices)),
+                                 py::tuple(py::cast(k.modes))));
+    }
     return keys;
-  }, "Every configuration key as (name, help, range, default) tuples.");
+  }, "Every configuration key as (name, help, range, default, kind, minimum, maximum, minimum_excluded, "
+     "maximum_excluded, choices, modes) tuples.");
 
   m.def("validate_options", [](const hazefree::Options& options) { hazefree::validate_options(options); },
         "Raises ValueError for the first unknown key or bad value.");

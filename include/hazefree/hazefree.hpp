@@ -76,7 +76,8 @@ struct ConfigKeyInfo {
 
   // For bindings that need typed values (the GStreamer element's properties): the kind of value;
   // for integer and number keys the interval of `range` as numbers (infinite where it has no
-  // bound; an end in "(" or ")" is itself refused); for choice keys the accepted values.
+  // bound; an end in "(" or ")" is itself refused); for choice keys the accepted values. A key
+  // that takes words besides a number (input.timeout: "auto or [0, 86400]") is of kind text.
   enum class Kind : std::uint8_t { integer, number, boolean, choice, text };
   Kind kind = Kind::text;
   double minimum = -std::numeric_limits<double>::infinity();
@@ -87,6 +88,11 @@ struct ConfigKeyInfo {
   // True for the keys a Processor uses; false for those of the file run only (input.*,
   // output.*, pipeline.*, side_by_side), which a Processor accepts and ignores.
   bool processor_key = false;
+  // The modes ("dcp", "he", "ahe") whose Processor uses the key: all three for mode, backend and
+  // threads, "he" and "ahe" for color, "dcp" for dcp.*; empty where processor_key is false.
+  std::vector<std::string> modes;
+  // Integer keys that take odd values only (ahe.window).
+  bool odd_only = false;
 };
 
 // Every configuration key, in the table's order (mode, color, backend, threads, dcp.*, he.*,

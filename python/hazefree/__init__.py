@@ -34,8 +34,13 @@ __all__ = ["Processor", "run", "frames", "config_keys", "gpu_available", "Config
 __version__ = _hazefree.__version__
 version_info = _hazefree.version_info
 
-ConfigKey = _namedtuple("ConfigKey", "name help range default")
-ConfigKey.__doc__ = "One configuration key: name ('dcp.omega'), help, accepted range, default (text)."
+ConfigKey = _namedtuple("ConfigKey", "name help range default kind minimum maximum minimum_excluded "
+                                     "maximum_excluded choices modes")
+ConfigKey.__doc__ = """One configuration key: name ('dcp.omega'), help, accepted range and default (text); kind
+('integer', 'number', 'boolean', 'choice' or 'text'), for integer and number keys the interval
+(minimum, maximum: floats, infinite where unbounded; an excluded end is itself refused), for
+choice keys the accepted values, and the modes whose Processor uses the key (empty for the keys
+of the file run only)."""
 
 _KEYS = [ConfigKey(*k) for k in _hazefree.config_keys()]
 # keyword name -> key: "dcp_patch_radius" -> "dcp.patch_radius" (and the dotted name itself)
@@ -74,7 +79,7 @@ def _check_codes(frame, depth):
 
 
 def config_keys():
-    """Every configuration key as ConfigKey(name, help, range, default), in the table's order.
+    """Every configuration key as ConfigKey(name, help, range, default, kind, ...), in the table's order.
     As keyword arguments the dots are written as underscores (``dcp.omega`` -> ``dcp_omega``)."""
     return list(_KEYS)
 

@@ -13,6 +13,13 @@ class ConfigKey(NamedTuple):
     help: str
     range: str
     default: str
+    kind: str  # "integer", "number", "boolean", "choice", "text"
+    minimum: float
+    maximum: float
+    minimum_excluded: bool
+    maximum_excluded: bool
+    choices: Tuple[str, ...]
+    modes: Tuple[str, ...]
 
 OptionValue = Union[int, float, bool, str, Tuple[int, ...], None]
 # A CUDA stream: an int cudaStream_t, torch.cuda.Stream, cupy.cuda.Stream, or __cuda_stream__.

@@ -177,6 +177,20 @@ TEST_CASE("gst: the public key list describes each value's type, interval and ch
   CHECK_FALSE(key_info("output.crf")->processor_key);
   CHECK_FALSE(key_info("side_by_side")->processor_key);
   CHECK(key_info("threads")->processor_key);
+  // Which modes' Processor uses each key; odd-only integers.
+  CHECK(window->modes == std::vector<std::string>{"ahe"});
+  CHECK(window->odd_only);
+  CHECK_FALSE(key_info("dcp.patch_radius")->odd_only);
+  CHECK(omega->modes == std::vector<std::string>{"dcp"});
+  CHECK(key_info("color")->modes == std::vector<std::string>{"he", "ahe"});
+  CHECK(mode->modes == std::vector<std::string>{"dcp", "he", "ahe"});
+  for (const hazefree::ConfigKeyInfo& info : hazefree::configuration_keys()) {
+    INFO("key " << info.name);
+    CHECK(info.processor_key == !info.modes.empty());
+  }
+  // A key that takes words besides a number is text, its range in words.
+  CHECK(key_info("input.reconnect")->kind == hazefree::ConfigKeyInfo::Kind::text);
+  CHECK(key_info("input.reconnect")->range == "auto, unlimited or [0, 1000000]");
 }
 
 TEST_CASE("gst: every key a Processor uses is a property, with the table's type, range and default") {

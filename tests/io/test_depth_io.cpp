@@ -18,7 +18,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
-#include "io/av_error.hpp"
+#include "io/av_pixel_format.hpp"
 #include "io/depth_convert.hpp"
 #include "io/io_test_support.hpp"
 #include "io/media_reader.hpp"

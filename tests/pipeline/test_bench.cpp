@@ -215,3 +215,35 @@ TEST_CASE("bench: a bad size is refused with status 2") {
   CHECK(r.status == 2);
   CHECK(r.err.find("--size 0x10") != std::string::npos);
 }
+
+TEST_CASE("bench: a preset, the flags and --set combine as in the main command (flags given win)") {
+  const std::string dir = test::temp_dir("bench-preset");
+  const std::string preset = q(std::string(HAZEFREE_SAMPLES_DIR) + "/../configs/clahe.toml");
+  struct Case {
+    std::string arguments, expected;
+  };
+  const Case cases[] = {
+      {"-c " + preset, "clahe w=127 clip=2"},                                   // the preset's mode, window, clip
+      {"-c " + preset + " --window 31", "clahe w=31 clip=2"},                   // a flag given wins
+      {"-c " + preset + " --window 31 --set ahe.window=15", "clahe w=15 clip=2"},  // --set last
+      {"-c " + preset + " --mode he --color grey", "he grey"},
+      {"--set mode=ahe --clip 3", "clahe w=63 clip=3"},                         // the table's defaults
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.arguments);
+    const std::string json_path = dir + "/bench.json";
+    const test::CommandResult r =
+        run_bench(c.arguments + " --backend cpu --size 48x32 --frames 1 --warmup 0 --json " + q(json_path));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const json rows = read_json(json_path).at("results");
+    REQUIRE(rows.size() >= 1);
+    for (const json& row : rows) CHECK(row.at("case") == c.expected);
+    CHECK(r.out.find(c.expected) != std::string::npos);
+  }
+  // A bad value of a flag names its key, as in the main command.
+  const test::CommandResult bad = run_bench("--window 4 --backend cpu --size 48x32 --frames 1");
+  CHECK(bad.status == 2);
+  CHECK(test::lines_of(bad.err).size() == 1);
+  CHECK(bad.err.find("ahe.window") != std::string::npos);
+}

@@ -1,0 +1,257 @@
+#include "common/config_key.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+namespace hazefree {
+
+bool Bounds::contains(double value) const {
+  if (std::isnan(value)) return false;
+  if (minimum_excluded ? !(value > minimum) : !(value >= minimum)) return false;
+  if (maximum_excluded ? !(value < maximum) : !(value <= maximum)) return false;
+  if (odd && std::fmod(std::fabs(value), 2.0) != 1.0) return false;
+  return true;
+}
+
+std::string Bounds::text() const {
+  auto end = [](double v) {
+    if (std::isinf(v)) return std::string(v < 0 ? "-inf" : "inf");
+    return fmt::format("{}", v);
+  };
+  const std::string interval = fmt::format("{}{}, {}{}", minimum_excluded ? '(' : '[', end(minimum), end(maximum),
+                                           maximum_excluded ? ')' : ']');
+  return odd ? "odd numbers in " + interval : interval;
+}
+
+std::string range_text(const KeySpec& spec) {
+  auto joined = [](const std::vector<std::string>& words) {
+    std::string text;
+    for (const std::string& w : words) text += (text.empty() ? "" : ", ") + w;
+    return text;
+  };
+  switch (spec.kind) {
+    case ConfigKind::boolean: return "true, false";
+    case ConfigKind::choice: return joined(spec.choices);
+    case ConfigKind::integer:
+    case ConfigKind::number:
+      return spec.choices.empty() ? spec.bounds.text() : joined(spec.choices) + " or " + spec.bounds.text();
+    case ConfigKind::text: break;
+  }
+  return spec.accepted;
+}
+
+void refuse_value(const KeySpec& spec, const std::string& text) {
+  throw KeyError(spec.name, fmt::format("{}: invalid value '{}' (accepted: {})", spec.name, text, spec.range));
+}
+
+long long parse_integer(const KeySpec& spec, const std::string& text) {
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end) refuse_value(spec, text);
+  return value;
+}
+
+double parse_number(const KeySpec& spec, const std::string& text) {
+  // "5/255" as well as plain decimals: presets read better that way.
+  const auto slash = text.find('/');
+  double numerator = 0, denominator = 1;
+  try {
+    std::size_t used = 0;
+    numerator = std::stod(text.substr(0, slash), &used);
+    if (used != (slash == std::string::npos ? text.size() : slash)) refuse_value(spec, text);
+    if (slash != std::string::npos) {
+      const std::string rest = text.substr(slash + 1);
+      denominator = std::stod(rest, &used);
+      if (used != rest.size() || denominator == 0) refuse_value(spec, text);
+    }
+  } catch (const std::logic_error& e) {
+    if (dynamic_cast<const KeyError*>(&e)) throw;
+    refuse_value(spec, text);
+  }
+  const double value = numerator / denominator;
+  if (!std::isfinite(value)) refuse_value(spec, text);
+  return value;
+}
+
+bool parse_boolean(const KeySpec& spec, const std::string& text) {
+  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  refuse_value(spec, text);
+}
+
+void check_bounds(const KeySpec& spec, double value, const std::string& text) {
+  if (!spec.bounds.contains(value))
+    throw KeyError(spec.name, fmt::format("{} = {} is outside {}", spec.name, text, spec.range));
+}
+
+namespace {
+
+const std::vector<Mode> kAllModes = {Mode::dcp, Mode::he, Mode::ahe};
+
+KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::vector<Mode> modes, std::string flag = "") {
+  KeySpec s;
+  s.name = std::move(name);
+  s.help = std::move(help);
+  s.kind = kind;
+  s.modes = std::move(modes);
+  s.flag = std::move(flag);
+  return s;
+}
+
+// An integer or number field; its bounds are checked by validate().
+template <typename T, typename Access>
+ProcessingKey number_key(KeySpec spec, Bounds bounds, Access access) {
+  spec.bounds = bounds;
+  spec.range = range_text(spec);
+  ProcessingKey k;
+  k.spec = spec;
+  k.set = [spec, access](ProcessingConfig& c, const std::string& text) {
+    if constexpr (std::is_integral_v<T>) {
+      const long long value = parse_integer(spec, text);
+      if (value < std::numeric_limits<T>::lowest() || value > std::numeric_limits<T>::max()) refuse_value(spec, text);
+      access(c) = static_cast<T>(value);
+    } else {
+      const T value = static_cast<T>(parse_number(spec, text));
+      if (!std::isfinite(value)) refuse_value(spec, text);  // finite as a double, not as a float
+      access(c) = value;
+    }
+  };
+  k.get = [access](const ProcessingConfig& c) { return fmt::format("{}", access(c)); };
+  k.number = [access](const ProcessingConfig& c) { return static_cast<double>(access(c)); };
+  return k;
+}
+
+template <typename Enum, typename Parse, typename Access>
+ProcessingKey choice_key(KeySpec spec, std::vector<std::string> choices, Parse parse, Access access) {
+  spec.choices = std::move(choices);
+  spec.range = range_text(spec);
+  ProcessingKey k;
+  k.spec = spec;
+  k.set = [spec, parse, access](ProcessingConfig& c, const std::string& text) {
+    const std::optional<Enum> value = parse(text);
+    if (!value) refuse_value(spec, text);
+    access(c) = *value;
+  };
+  k.get = [access](const ProcessingConfig& c) {
+    return fmt::format("\"{}\"", to_string(access(c)));
+  };
+  return k;
+}
+
+Roi parse_roi(const KeySpec& spec, const std::string& text) {
+  if (text.empty()) return Roi{};
+  std::vector<int> v;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    part.erase(std::remove(part.begin(), part.end(), ' '), part.end());
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (ec != std::errc() || ptr != part.data() + part.size()) refuse_value(spec, text);
+    v.push_back(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.size() != 4 || v[0] < 0 || v[1] < 0 || v[2] <= 0 || v[3] <= 0) refuse_value(spec, text);
+  return Roi{v[0], v[1], v[2], v[3]};
+}
+
+std::vector<ProcessingKey> make_processing_keys() {
+  using K = ConfigKind;
+  const std::vector<Mode> dcp = {Mode::dcp}, he = {Mode::he}, ahe = {Mode::ahe}, equalize = {Mode::he, Mode::ahe};
+  std::vector<ProcessingKey> k;
+  k.push_back(choice_key<Mode>(
+      spec_of("mode", "algorithm: dark channel prior dehazing, global HE, sliding-window AHE/CLAHE", K::choice, kAllModes,
+              "-m,--mode"),
+      {"dcp", "he", "ahe"}, parse_mode, [](auto& c) -> auto& { return c.mode; }));
+  k.push_back(choice_key<ColorMode>(
+      spec_of("color", "what he/ahe equalize: the Y plane, R,G,B each, a grey image, or the 12-bit BITS index (he only)",
+              K::choice, equalize, "--color"),
+      {"luma", "rgb", "grey", "rgb-bits"}, parse_color_mode, [](auto& c) -> auto& { return c.color; }));
+  k.push_back(choice_key<Backend>(
+      spec_of("backend", "where frames are processed (auto: CUDA when a usable GPU is present)", K::choice, kAllModes,
+              "-b,--backend"),
+      {"auto", "cuda", "cpu"}, parse_backend, [](auto& c) -> auto& { return c.backend; }));
+  k.push_back(number_key<int>(spec_of("threads", "CPU threads for the CPU backend (0 = all cores, 1 = sequential)",
+                                      K::integer, kAllModes, "--threads"),
+                              Bounds::closed(0, 1024), [](auto& c) -> auto& { return c.threads; }));
+
+  k.push_back(number_key<int>(spec_of("dcp.patch_radius", "dark channel patch radius r (window 2r+1), pixels", K::integer, dcp),
+                              Bounds::closed(0, 1000), [](auto& c) -> auto& { return c.dcp.patch_radius; }));
+  k.push_back(number_key<float>(spec_of("dcp.omega", "fraction of the haze removed", K::number, dcp),
+                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.omega; }));
+  k.push_back(number_key<float>(
+      spec_of("dcp.a_top_fraction", "fraction of 32x32 blocks averaged for the atmospheric light", K::number, dcp),
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_top_fraction; }));
+  k.push_back(number_key<float>(
+      spec_of("dcp.a_smoothing", "step of the atmospheric light towards each new estimate", K::number, dcp),
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_smoothing; }));
+  k.push_back(number_key<float>(
+      spec_of("dcp.a_max_step", "largest change of the atmospheric light per frame and channel (1 = full scale)",
+              K::number, dcp),
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_max_step; }));
+  k.push_back(number_key<float>(
+      spec_of("dcp.a_scene_cut", "mean change of the estimate that counts as a scene cut (resets the light)", K::number,
+              dcp),
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_scene_cut; }));
+  k.push_back(number_key<int>(spec_of("dcp.gf_radius", "guided filter radius, pixels", K::integer, dcp),
+                              Bounds::closed(1, 4096), [](auto& c) -> auto& { return c.dcp.gf_radius; }));
+  k.push_back(number_key<float>(
+      spec_of("dcp.gf_eps", "guided filter regulariser (edge keeping: smaller keeps more)", K::number, dcp),
+      Bounds::above(0), [](auto& c) -> auto& { return c.dcp.gf_eps; }));
+  k.push_back(number_key<int>(
+      spec_of("dcp.gf_subsample", "fast guided filter subsampling factor (1 = exact)", K::integer, dcp),
+      Bounds::closed(1, 64), [](auto& c) -> auto& { return c.dcp.gf_subsample; }));
+  k.push_back(number_key<float>(spec_of("dcp.k_tolerance", "bright-region tolerance K (0 = off)", K::number, dcp),
+                                Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.k_tolerance; }));
+  k.push_back(number_key<float>(spec_of("dcp.t0", "lower bound of the transmission in the recovery", K::number, dcp),
+                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.t0; }));
+  k.push_back(number_key<float>(spec_of("dcp.brightness", "brightness boost B of J + (1 - J) J B", K::number, dcp),
+                                Bounds::closed(0, 1), [](auto& c) -> auto& { return c.dcp.brightness; }));
+
+  k.push_back(number_key<float>(
+      spec_of("he.temporal", "temporal smoothing of the histogram for video (1 = off)", K::number, he),
+      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.he.temporal; }));
+  {
+    ProcessingKey roi;
+    roi.spec = spec_of("he.roi",
+                       "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the "
+                       "whole frame",
+                       K::text, he);
+    roi.spec.accepted = "x,y,w,h or empty";
+    roi.spec.range = range_text(roi.spec);
+    KeySpec refused = roi.spec;  // the message of a malformed rectangle says more than the range
+    refused.range = "x,y,w,h with x,y >= 0 and w,h > 0 (or empty for the whole frame)";
+    roi.set = [refused](ProcessingConfig& c, const std::string& text) { c.he.roi = parse_roi(refused, text); };
+    roi.get = [](const ProcessingConfig& c) {
+      const Roi& r = c.he.roi;
+      return r.empty() ? std::string("\"\"") : fmt::format("\"{},{},{},{}\"", r.x, r.y, r.w, r.h);
+    };
+    k.push_back(roi);
+  }
+  {
+    Bounds window = Bounds::closed(3, 8191);
+    window.odd = true;
+    k.push_back(number_key<int>(spec_of("ahe.window", "AHE window side, pixels", K::integer, ahe, "--window"), window,
+                                [](auto& c) -> auto& { return c.ahe.window; }));
+  }
+  k.push_back(number_key<float>(
+      spec_of("ahe.clip", "CLAHE clip limit in OpenCV units (0 = plain AHE)", K::number, ahe, "--clip"),
+      Bounds::at_least(0), [](auto& c) -> auto& { return c.ahe.clip; }));
+  return k;
+}
+
+}  // namespace
+
+const std::vector<ProcessingKey>& processing_keys() {
+  static const std::vector<ProcessingKey> keys = make_processing_keys();
+  return keys;
+}
+
+}  // namespace hazefree

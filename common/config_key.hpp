@@ -1,0 +1,94 @@
+// The typed description of one configuration key: its kind, numeric bounds (open or closed
+// ends), choices, help, the modes whose processor uses it and its command-line shortcut. The
+// options table (pipeline/options) is a list of these with a setter and a getter each; from a
+// row come the range text, the checks, the shortcut flags, --print-config, the library's
+// ConfigKeyInfo and, through it, the Python keywords and the GStreamer properties. The rows of
+// the processing parameters are here, beside their structs, so that validate() checks the very
+// bounds the table shows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/params.hpp"
+
+namespace hazefree {
+
+// The type of a key's value.
+enum class ConfigKind : std::uint8_t { integer, number, boolean, choice, text };
+
+// The interval of an integer or number key; an excluded end is itself refused.
+struct Bounds {
+  double minimum = -std::numeric_limits<double>::infinity();
+  double maximum = std::numeric_limits<double>::infinity();
+  bool minimum_excluded = false;
+  bool maximum_excluded = false;
+  bool odd = false;  // integers: odd values only
+
+  bool contains(double value) const;  // false for NaN
+  // "[0, 1000]", "(0, inf)", "odd numbers in [3, 8191]".
+  std::string text() const;
+
+  static Bounds closed(double minimum, double maximum) { return {minimum, maximum, false, false, false}; }
+  static Bounds open_closed(double minimum, double maximum) { return {minimum, maximum, true, false, false}; }
+  static Bounds at_least(double minimum) {
+    return {minimum, std::numeric_limits<double>::infinity(), false, true, false};
+  }
+  static Bounds above(double minimum) { return {minimum, std::numeric_limits<double>::infinity(), true, true, false}; }
+};
+
+// A bad value of one key (out of its bounds, malformed, or against another key): what() is one
+// line naming the key and the accepted values, key() the key.
+class KeyError : public std::invalid_argument {
+ public:
+  KeyError(std::string key, const std::string& message) : std::invalid_argument(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+struct KeySpec {
+  std::string name;  // "dcp.omega"
+  std::string help;  // effect and unit
+  ConfigKind kind = ConfigKind::text;
+  Bounds bounds;     // integer and number keys
+  // Choice keys: the accepted values. Integer and number keys: words taken besides a number
+  // ("auto", "unlimited"); the key's ConfigKeyInfo is then of kind text.
+  std::vector<std::string> choices;
+  std::string accepted;     // text keys: the accepted values in words ("WxH")
+  std::vector<Mode> modes;  // the modes whose processor uses the key; empty: the file run only
+  std::string flag;         // command-line shortcut ("-m,--mode", "--window"); empty: none
+  std::string range;        // the accepted values as text, made from the above by range_text()
+};
+
+// "(0, 1]", "dcp, he, ahe", "true, false", "auto, unlimited or [0, 1000000]", "WxH".
+std::string range_text(const KeySpec& spec);
+
+// Text -> value for a key, as TOML, --set, the library and the properties give it; each throws
+// KeyError naming the key and the accepted values when the text is not one. Numbers take
+// fractions ("5/255"). The bounds are not checked here (check_bounds).
+long long parse_integer(const KeySpec& spec, const std::string& text);
+double parse_number(const KeySpec& spec, const std::string& text);
+bool parse_boolean(const KeySpec& spec, const std::string& text);
+// Throws KeyError "key = text is outside range" when `value` is not in the key's bounds.
+void check_bounds(const KeySpec& spec, double value, const std::string& text);
+[[noreturn]] void refuse_value(const KeySpec& spec, const std::string& text);
+
+// A key of ProcessingConfig: its description, and its value as text (the TOML form) and as a
+// number (integer and number keys).
+struct ProcessingKey {
+  KeySpec spec;
+  std::function<void(ProcessingConfig&, const std::string&)> set;  // parses; validate() checks bounds
+  std::function<std::string(const ProcessingConfig&)> get;         // as written in TOML
+  std::function<double(const ProcessingConfig&)> number;           // integer and number keys
+};
+
+// mode, color, backend, threads, dcp.*, he.*, ahe.*, in the table's order.
+const std::vector<ProcessingKey>& processing_keys();
+
+}  // namespace hazefree
