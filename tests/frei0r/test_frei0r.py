@@ -99,6 +99,7 @@ POSITIONAL = [
     ("hazefree_clahe", "31|0|rgb", {"ahe_window": 31, "ahe_clip": 0, "color": "rgb"}),
     ("hazefree_dehaze", "7|0.8", {"dcp_patch_radius": 7, "dcp_omega": 0.8}),
     ("hazefree_histeq", "0.25", {"he_temporal": 0.25}),
+    ("hazefree_histeq", "0.25||rgb", {"he_temporal": 0.25, "color": "rgb"}),  # an empty roi: the whole frame
 ]
 
 
