@@ -30,9 +30,9 @@ step() {
 [[ -f $deb ]] || fail "scripts/package.sh made no $deb"
 
 echo "lintian:"
-lintian_out=$(lintian --no-tag-display-limit "$deb" 2>&1 || true)
+lintian_out=$(lintian --tag-display-limit 0 --info --show-overrides "$deb" 2>&1 || true)
 [[ -n $lintian_out ]] && echo "$lintian_out" | sed 's/^/  /'
-if grep -q '^E: ' <<<"$lintian_out"; then fail "lintian reports errors on $deb"; fi
+if grep -q "^E: " <<<"$lintian_out"; then fail "lintian reports errors on $deb"; fi
 
 DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$deb" >"$work/install.log" 2>&1 ||
   { tail -n 20 "$work/install.log"; fail "apt-get install $deb failed"; }
