@@ -30,7 +30,7 @@ step() {
 [[ -f $deb ]] || fail "scripts/package.sh made no $deb"
 
 echo "lintian:"
-lintian_out=$(lintian --tag-display-limit 0 --info --show-overrides "$deb" 2>&1 || true)
+lintian_out=$(lintian --tag-display-limit 0 --display-info --show-overrides "$deb" 2>&1 || true)
 [[ -n $lintian_out ]] && echo "$lintian_out" | sed 's/^/  /'
 if grep -q "^E: " <<<"$lintian_out"; then fail "lintian reports errors on $deb"; fi
 
@@ -61,7 +61,12 @@ step "examples/ with pkg-config" cmake -S "$root/examples" -B "$work/example-pc"
 step "examples/ built (pkg-config)" cmake --build "$work/example-pc"
 step "examples/ run (pkg-config)" "$work/example-pc/hazefree_example"
 step "man -w hazefree" man -w hazefree
-step "man page holds every key" sh -c "man -P cat hazefree 2>/dev/null | grep -c 'ahe.window\|dcp.omega\|he.temporal'"
+man_text=$(clean man -P cat hazefree 2>/dev/null)
+keys=$(clean /usr/bin/python3 -c "import hazefree; print(' '.join(k.name for k in hazefree.config_keys()))")
+for key in $keys; do
+  grep -qF -- "$key" <<<"$man_text" || fail "man hazefree does not list the configuration key $key"
+done
+echo "  ok  man hazefree lists all $(wc -w <<<"$keys") configuration keys"
 [[ -f /usr/share/hazefree/configs/clahe.toml ]] || fail "presets not in /usr/share/hazefree/configs"
 [[ -f /usr/share/kdenlive/effects/frei0r_hazefree_clahe.xml ]] || fail "Kdenlive effects not installed"
 [[ -f /usr/share/doc/hazefree/copyright && -f /usr/share/doc/hazefree/changelog.gz ]] ||
@@ -71,6 +76,11 @@ DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get remove -y -qq hazefree >
   { tail -n 20 "$work/remove.log"; fail "apt-get remove hazefree failed"; }
 left=()
 for f in "${files[@]}"; do [[ -e $f || -L $f ]] && left+=("$f"); done
+# and no folder of its own (byte-compiled Python included)
+for d in /usr/share/hazefree /usr/include/hazefree /usr/share/doc/hazefree /usr/lib/python3/dist-packages/hazefree \
+         "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/cmake/hazefree"; do
+  [[ -e $d ]] && left+=("$d")
+done
 ((${#left[@]} == 0)) || fail "apt-get remove left ${#left[@]} files, e.g. ${left[0]}"
 echo "  ok  apt-get remove left none of the ${#files[@]} files"
 echo "package test: passed ($deb)"
