@@ -33,7 +33,7 @@ encoder=(-c:v libx264 -crf 20 -preset veryfast)
 
 echo "machine: $(uname -n), $(nproc) CPU threads, $(lscpu | sed -nE 's/^Model name: +//p')"
 command -v nvidia-smi >/dev/null && echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
-echo "date: $(date -u +%Y-%m-%d), hazefree $("$build/hazefree" --version 2>/dev/null | head -n 1), $(ffmpeg -version | head -n 1)"
+echo "date: $(date -u +%Y-%m-%d), $("$build/hazefree" --version 2>/dev/null | head -n 1), $(ffmpeg -version | head -n 1)"
 echo "input: 1920x1080, $frames frames, H.264 yuv420p; output: libx264 crf 20 veryfast"
 
 # Warm-up: the GPU context, the page cache.
