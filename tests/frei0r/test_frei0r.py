@@ -3,16 +3,16 @@
 Every frame the filters give must equal hazefree.Processor (the Python module over the same
 library) with the same options on the same RGB frames, and the alpha must be the input's. ctest
 sets FREI0R_PATH=<build>/frei0r, PYTHONPATH=<build>/python, HAZEFREE_SAMPLES_DIR and
-HAZEFREE_TEST_TMP. FFmpeg passes the host time in milliseconds, MLT in seconds: the filters only
+HAZEFREE_TEST_TMP and HAZEFREE_KDENLIVE_DIR. FFmpeg passes the host time in milliseconds, MLT in seconds: the filters only
 compare steps of time, so both work."""
 import ctypes
 import os
 import pathlib
 import shutil
 import subprocess
+from xml.etree import ElementTree
 
 import numpy as np
-from xml.etree import ElementTree
 import pytest
 
 import hazefree
