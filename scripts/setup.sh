@@ -16,6 +16,8 @@ packages=(build-essential cmake ninja-build pkg-config
           libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev  # the GStreamer element (gst/)
           libgstreamer-plugins-bad1.0-dev  # its CUDA memory path (gst-plugins-bad's CUDA library)
           gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-tools  # and its tests
+          frei0r-plugins-dev melt  # the frei0r filters (frei0r/) and their tests through melt
+          debhelper dh-python lintian man-db  # the Debian package and its test (scripts/test-package.sh)
           slurm-wlm munge  # the jobs' test cluster on localhost (slurmctld, two slurmd, munged)
           clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: set up, build, run every test with ctest (GPU tests report "skipped"
-# where no CUDA GPU is present and run for real where one is); then the same suite built with
+# where no CUDA GPU is present and run for real where one is); the Debian package built, installed,
+# used and removed (scripts/test-package.sh); then the same suite built with
 # AddressSanitizer + UndefinedBehaviorSanitizer, the pipeline suite with ThreadSanitizer, and
 # each libFuzzer target for a fixed time. Each build has its own tree: build/ (or BUILD_DIR),
 # build-asan/, build-tsan/, build-fuzz/. FUZZ_SECONDS (default 60) sets the time per target.
@@ -15,6 +16,11 @@ section() { printf '\n== %s\n' "$*"; }
 section "tests ($build)"
 "$root/scripts/setup.sh"
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 600
+
+# The Debian package: built (a release build of its own, no tests, in dist/src/), checked by
+# lintian, installed with apt-get, used with no environment variables, removed (SPEC 11).
+section "Debian package ($root/dist)"
+"$root/scripts/test-package.sh"
 
 # Sanitizer and fuzz trees leave CUDA out (nvcc does not take these flags; the kernels' CPU
 # twins are what they check).

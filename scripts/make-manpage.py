@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Writes the manual page hazefree(1) from the built program and the options table: the
+program's --help as OPTIONS, and every configuration key (name, accepted values, default, help)
+from hazefree.config_keys() (the Python module over the same table) as CONFIGURATION KEYS.
+
+    PYTHONPATH=<build>/python scripts/make-manpage.py <build>/hazefree hazefree.1
+
+The date is SOURCE_DATE_EPOCH's where it is set (Debian sets it from debian/changelog)."""
+import datetime
+import os
+import subprocess
+import sys
+
+import hazefree
+
+
+def roff(text):
+    """Plain text -> roff text: backslashes and hyphens escaped, no line starting a request."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\n".join(("\\&" + line) if line[:1] in (".", "'") else line for line in text.split("\n"))
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: make-manpage.py <hazefree program> <output .1 file>")
+    program, output = sys.argv[1], sys.argv[2]
+    done = subprocess.run([program, "--help"], capture_output=True, text=True)
+    if done.returncode != 0 or not done.stdout.strip():
+        sys.exit(f"make-manpage.py: {program} --help failed (exit {done.returncode}): {done.stderr.strip()}")
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", datetime.datetime.now(datetime.timezone.utc).timestamp()))
+    date = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        f'.TH HAZEFREE 1 "{date}" "hazefree {hazefree.__version__}" "User Commands"',
+        ".SH NAME",
+        "hazefree \\- video dehazing and contrast equalization on the CPU and CUDA GPUs",
+        ".SH SYNOPSIS",
+        ".B hazefree",
+        "[\\fIoptions\\fR] [\\fB\\-\\-set\\fR \\fIkey\\fR=\\fIvalue\\fR ...] \\fIinput\\fR \\fIoutput\\fR",
+        ".SH DESCRIPTION",
+        roff("hazefree reads anything FFmpeg reads (files, pipes, network streams, V4L2 cameras, still "
+             "images), removes haze with the dark channel prior (mode dcp) or equalizes contrast with "
+             "global histogram equalization (mode he) or sliding-window AHE/CLAHE (mode ahe), and writes "
+             "anything FFmpeg writes, keeping audio, timestamps and colour metadata. Every algorithm runs "
+             "on the CPU and on CUDA GPUs with the same results; the backend auto takes the GPU when one "
+             "is usable."),
+        ".PP",
+        roff("Every setting is a configuration key (below): set it in a TOML preset given with -c, or "
+             "with --set key=value; the options below are shortcuts for the common ones."),
+        ".SH OPTIONS",
+        ".nf",
+        roff(done.stdout.rstrip("\n")),
+        ".fi",
+        ".SH CONFIGURATION KEYS",
+        roff("Each key with its accepted values and its default (the same table drives presets, --set, "
+             "--print-config, the library, the Python module, the GStreamer element and the frei0r "
+             "filters)."),
+    ]
+    for key in hazefree.config_keys():
+        default = key.default if key.default != "" else '""'
+        lines += [".TP", f"\\fB{roff(key.name)}\\fR = {roff(default)}",
+                  roff(f"{key.help}. Accepted: {key.range}.")]
+    lines += [
+        ".SH FILES",
+        ".TP",
+        ".I /usr/share/hazefree/configs/",
+        roff("presets (TOML) for hazefree -c"),
+        ".TP",
+        ".I /usr/lib/frei0r\\-1/hazefree_dehaze.so, hazefree_clahe.so, hazefree_histeq.so",
+        roff("the frei0r filters: ffmpeg -vf frei0r=hazefree_clahe:127|2 (window 127, clip 2); "
+             "melt ... -filter frei0r.hazefree_dehaze omega=0.9"),
+        ".SH SEE ALSO",
+        ".BR ffmpeg (1),",
+        ".BR melt (1),",
+        ".BR gst\\-inspect\\-1.0 (1)",
+    ]
+    with open(output, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
