@@ -1,5 +1,6 @@
 #include "filter_keys.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -8,20 +9,9 @@
 namespace hazefree_frei0r {
 namespace {
 
-// Common processing keys (no section prefix) and the modes whose processor reads them. mode,
-// backend and threads choose the processor itself and are no filter parameters.
-const std::pair<const char*, const char*> kModeCommonKeys[] = {
-    {"color", "he ahe"},
-};
-
-bool reads_common_key(const std::string& mode, const std::string& key) {
-  for (const auto& [name, modes] : kModeCommonKeys) {
-    if (key != name) continue;
-    const std::string list = std::string(" ") + modes + " ";
-    return list.find(" " + mode + " ") != std::string::npos;
-  }
-  return false;
-}
+// mode, backend and threads choose the processor itself (each filter is one mode on the backend
+// auto): no filter parameters.
+bool chooses_the_processor(const std::string& key) { return key == "mode" || key == "backend" || key == "threads"; }
 
 ParamType param_type(hazefree::ConfigKeyInfo::Kind kind) {
   switch (kind) {
@@ -48,7 +38,9 @@ std::vector<FilterParam> filter_params(const std::string& mode) {
     if (key.name.rfind(prefix, 0) == 0) {
       param.name = key.name.substr(prefix.size());
       own.push_back(std::move(param));
-    } else if (key.name.find('.') == std::string::npos && reads_common_key(mode, key.name)) {
+    } else if (key.name.find('.') == std::string::npos && !chooses_the_processor(key.name) &&
+               std::find(key.modes.begin(), key.modes.end(), mode) != key.modes.end()) {
+      // A common key (color) that this mode's processor reads, as the options table says.
       param.name = key.name;
       common.push_back(std::move(param));
     }
