@@ -3,9 +3,10 @@
 
 namespace hazefree::io {
 
-enum class LogLevel { quiet, normal, verbose };
+enum class LogLevel { silent, quiet, normal, verbose };
 
-// quiet: errors only; normal: warnings and errors; verbose: FFmpeg's informational messages too.
+// silent: fatal errors only; quiet: errors only; normal: warnings and errors; verbose: FFmpeg's
+// informational messages too.
 void set_ffmpeg_log_level(LogLevel level);
 
 }  // namespace hazefree::io

@@ -574,9 +574,11 @@ int run_local_job(const RunOptions& options) {
                layout.slots[0].gpu >= 0 ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
                resumed ? ", resuming" : "", dir);
 
-  // The chunks' files are the job's own intermediates: FFmpeg's notes on them (and on the many
-  // decoders and encoders at once) would bury the job's lines; its errors still show.
-  if (!options.verbose && !options.quiet) io::set_ffmpeg_log_level(io::LogLevel::quiet);
+  // FFmpeg's own messages from many decoders and encoders at once would bury the job's lines,
+  // and a chunk that starts at an open GOP's keyframe decodes leading pictures whose references
+  // lie in the chunk before (dropped, as in the single run, but the decoder logs them as errors).
+  // What fails still fails with hazefree's one line; -v shows FFmpeg's messages.
+  if (!options.verbose) io::set_ffmpeg_log_level(io::LogLevel::silent);
   LocalJob local(options, dir, plan, layout, bytes_per_frame);
   if (!local.run()) {
     fmt::print(stderr, "hazefree: interrupted; the finished chunks are kept in {}: the same command resumes the job\n", dir);
