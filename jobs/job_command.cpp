@@ -22,8 +22,9 @@ constexpr const char* kJobHelp =
     "  hazefree job join DIR [--input I]      the chunks and the source's other streams -> each OUTPUT\n"
     "  hazefree job status DIR [--json]       done / running / failed / missing per task\n"
     "  hazefree job slurm DIR [--gpus-per-task N] [-- sbatch options]   analyze array -> render array -> join\n"
-    "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine: hazefree --chunks N\n"
-    "[--gpus all|0,1,..] INPUT OUTPUT. docs/JOBS.md describes DIR and other schedulers.\n";
+    "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine, in one process, each\n"
+    "frame decoded once: hazefree --chunks N|auto [--gpus all|0,1,..] [--job-memory MIB] INPUT OUTPUT.\n"
+    "docs/JOBS.md describes DIR and other schedulers.\n";
 
 int plan_command(int argc, char** argv) {
   RunOptions options;

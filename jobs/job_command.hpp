@@ -1,6 +1,6 @@
 // `hazefree job plan | analyze | render | join | status | slurm` (SPEC 8), and the one-machine
-// form `hazefree --chunks N [--gpus all|0,1,..] INPUT OUTPUT`, which runs the same stages as
-// child processes, one worker per GPU.
+// form `hazefree --chunks N|auto [--gpus all|0,1,..] INPUT OUTPUT`, which runs the same stages
+// in worker threads of one process (jobs/local_runner.cpp).
 #pragma once
 
 #include <string>
@@ -13,7 +13,7 @@ namespace hazefree::jobs {
 // `hazefree job ...` (argv[0] is "job"); returns the exit status.
 int job_main(int argc, char** argv);
 
-// `hazefree --chunks ...`: plan, analyze, render on local workers, join; returns the exit status.
+// `hazefree --chunks ...`: plan, then the chunks on this machine's workers, join; returns the exit status.
 int run_local_job(const RunOptions& options);
 
 // `job slurm`: writes DIR/slurm/{analyze,render,join}.sbatch and submits them with sbatch
