@@ -36,6 +36,23 @@ namespace {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+// Waits (up to `tries` half-milliseconds) for a chunk being written in `chunks_dir` (a hidden
+// partial file), then kills `pid` with SIGKILL and checks that it died of it.
+void kill_once_writing(pid_t pid, const std::string& chunks_dir, int tries) {
+  bool writing = false;
+  for (int i = 0; i < tries && !writing; ++i) {
+    std::error_code error;  // the folder may not exist yet
+    for (const auto& entry : fs::directory_iterator(chunks_dir, error))
+      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
+    if (!writing) usleep(500);
+  }
+  CHECK(writing);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+}
+
 // The single run's output of `clip` with `options`, made once per option set.
 const std::string& single_run(const std::string& clip, const std::string& options) {
   // One single run per clip and options (test cases of one process share them).
@@ -289,17 +306,7 @@ TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, 
     _exit(127);
   }
   // Kill it once its chunk is being written (a hidden partial file in chunks/).
-  bool writing = false;
-  for (int i = 0; i < 20000 && !writing; ++i) {
-    for (const auto& entry : fs::directory_iterator(dir + "/job/chunks"))
-      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
-    if (!writing) usleep(500);
-  }
-  CHECK(writing);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(WIFSIGNALED(status));
+  kill_once_writing(pid, dir + "/job/chunks", 20000);
   CHECK_FALSE(fs::exists(dir + "/job/chunks/task-0.mov"));
   r = run_hazefree("job status --json " + q(dir + "/job"));
   CHECK(r.out.find("\"render\": \"interrupted\"") != std::string::npos);
@@ -421,18 +428,7 @@ TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again,
     _exit(127);
   }
   // Killed once a chunk is being written and before the job ends.
-  bool writing = false;
-  for (int i = 0; i < 40000 && !writing; ++i) {
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(job_dir + "/chunks", error))
-      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
-    if (!writing) usleep(500);
-  }
-  CHECK(writing);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(WIFSIGNALED(status));
+  kill_once_writing(pid, job_dir + "/chunks", 40000);
   CHECK_FALSE(fs::exists(dir + "/out.mkv"));
   const CommandResult r = run_hazefree(command);
   REQUIRE_MESSAGE(r.status == 0, r.err);
