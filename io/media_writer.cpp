@@ -557,6 +557,11 @@ MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source
   if (impl.layout != format) impl.unpacked = Image(impl.layout, width, height, 64, depth);
   impl.check_paths(source);
   const AVOutputFormat* muxer_format = impl.choose_muxer();
+  if (std::strcmp(muxer_format->name, "null") == 0) {
+    // The null muxer writes nothing (as `ffmpeg -f null NAME`): no file to move into place.
+    impl.write_url = impl.name;
+    impl.final_path.clear();
+  }
   impl.choose_encoder(*muxer_format);
 
   AVFormatContext* context = nullptr;

@@ -4,6 +4,7 @@
 # same pictures, on the input scripts/jobs-scaling.sh makes. Run from the repository root on the
 # GPU machine with the binaries of .device/ (scripts/build-device.sh).
 #   scripts/jobs-cpu-profile.sh OUT_DIR       writes OUT_DIR/cpu-profile.txt
+#   PARTS=1 scripts/jobs-cpu-profile.sh OUT_DIR   the single run's parts against ffmpeg's instead
 set -u
 OUT=${1:-$PWD/cpu-profile-out}
 HF=${HF:-.device/hazefree}
@@ -31,6 +32,20 @@ row() {  # name, then a command; prints wall s, CPU s (user + system), cores bus
 job() { "$HF" -y -q -b cuda --preset veryfast --crf 23 "$@"; }
 bare() { for i in $(seq 1 "$1"); do "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/prof-bare-$i.mp4" & done; wait; }
 echo "host: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $(nproc) cores, $(date -u +%Y-%m-%d); $frames frames" | tee "$OUT/cpu-profile.txt"
+if [[ ${PARTS:-0} == 1 ]]; then
+  # The single run taken apart against ffmpeg doing the same parts: decoding alone, decoding and
+  # processing into the null muxer, and x264 added (into the null muxer and into MP4).
+  row "ffmpeg: decode the input (null muxer)" "$FF" -v error -y -i "$input" -f null -
+  row "ffmpeg: decode the dehazed pictures (null muxer)" "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -f null -
+  row "hazefree: decode + DCP, raw video into the null muxer" "$HF" -y -q -b cuda "$input" -f null /tmp/prof-null
+  row "hazefree: decode + DCP + x264 into the null muxer" job --encoder libx264 "$input" -f null /tmp/prof-null
+  row "ffmpeg: decode the dehazed pictures + x264 (null muxer)" "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 \
+    -c:v libx264 -preset veryfast -crf 23 -an -f null -
+  row "hazefree: single run into MP4" job "$input" /tmp/prof-single.mp4
+  row "ffmpeg: decode the dehazed pictures + x264 into MP4 (bare, 1 at once)" bare 1
+  rm -f /tmp/prof-*.mp4 /tmp/prof-null
+  exit 0
+fi
 row "single run" job "$input" /tmp/prof-single.mp4
 row "--chunks auto (held frames in plain memory)" job --chunks auto "$input" /tmp/prof-auto.mp4
 row "--chunks auto (held frames page-locked)" env HAZEFREE_HELD_MEMORY=pinned "$HF" -y -q -b cuda --preset veryfast --crf 23 --chunks auto "$input" /tmp/prof-auto-pinned.mp4

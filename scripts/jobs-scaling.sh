@@ -6,9 +6,10 @@
 # dehazed pictures (1, 2, 4, 8, 16 at once): the encoder's limit on this host.
 #   scripts/jobs-scaling.sh OUT_DIR      writes OUT_DIR/scaling.txt and OUT_DIR/scaling.json
 # FRAMES (3008) sets the input's length; WORKERS ("2 4 6") the workers per GPU of the
-# `--chunks N --gpus all` rows; BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps
-# only the single run, --chunks auto, --chunks 4 on one worker, those rows and the bare
-# transcodes (for long inputs); an empty WORKERS or BARE leaves those rows out.
+# `--chunks N --gpus all` rows and NVDEC_WORKERS ("4") those of the same rows on NVDEC; BARE
+# ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only the single run, --chunks auto,
+# --chunks 4 on one worker, the WORKERS rows and the bare transcodes (for long inputs); an empty
+# WORKERS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0 the independent single runs.
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -66,16 +67,19 @@ for w in ${WORKERS-2 4 6}; do
   n=$((gpus * w * 3))
   hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers)" --chunks $n --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
 done
-w=${NVDEC_WORKERS:-4}
-[[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks $((gpus * w * 3)) --gpus all ($gpus GPU x $w workers), NVDEC" --chunks $((gpus * w * 3)) --gpus all \
-  --workers-per-gpu $w --hwdec cuda "$input" /tmp/scaling-all-nvdec.mp4
+if [[ ${SHORT:-0} != 1 ]]; then
+  for w in ${NVDEC_WORKERS-4}; do
+    hazefree_run "--chunks $((gpus * w * 3)) --gpus all ($gpus GPU x $w workers), NVDEC" --chunks $((gpus * w * 3)) --gpus all \
+      --workers-per-gpu $w --hwdec cuda "$input" "/tmp/scaling-all-nvdec-w$w.mp4"
+  done
+fi
 if [[ $gpus -ge 4 ]]; then
   hazefree_run "--chunks 6 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 6 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
 fi
 
 # Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
 # this host without any chunking cost (the total fps of the $gpus runs).
-if [[ $gpus -ge 2 ]]; then
+if [[ $gpus -ge 2 && ${INDEPENDENT:-1} == 1 ]]; then
 t0=$(now)
 for g in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$g timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$input" "/tmp/scaling-each-$g.mp4" \

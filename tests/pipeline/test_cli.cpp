@@ -125,6 +125,18 @@ TEST_CASE("cli: '-' as output writes y4m to stdout") {
   CHECK(r.out.find("FRAME") != std::string::npos);
 }
 
+TEST_CASE("cli: -f null reads and processes everything and writes no file, as ffmpeg's null muxer") {
+  const std::string dir = test::temp_dir("cli-null");
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  const std::string out = dir + "/discarded";
+  const test::CommandResult r = test::run_hazefree("-b cpu -f null " + q(in) + " " + q(out));
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.err.find("1 frames") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK(std::filesystem::is_empty(dir));
+}
+
 TEST_CASE("cli: failures give one line naming the input and a non-zero status") {
   const std::string dir = test::temp_dir("cli-errors");
   SUBCASE("missing input") {
