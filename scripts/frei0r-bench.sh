@@ -22,9 +22,9 @@ seconds() {
   start=$(date +%s.%N)
   "$@" >"$work/last.log" 2>&1 || { tail -n 20 "$work/last.log"; echo "frei0r-bench: failed: $*" >&2; exit 1; }
   end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
+  awk "BEGIN{print $end - $start}"
 }
-per_frame() { echo "scale=2; 1000 * ($1) / $frames" | bc -l; }
+per_frame() { awk "BEGIN{printf \"%.2f\", 1000 * ($1) / $frames}"; }
 
 input=$work/hazy-1080p.mp4
 ffmpeg -nostdin -v error -stream_loop -1 -i "$root/samples/hazy-street.mp4" -frames:v "$frames" -an \
@@ -53,7 +53,7 @@ t_filter=$(seconds ffmpeg -nostdin -v error -i "$input" -vf "format=rgba,frei0r=
 printf '\n%-58s %10s %12s\n' "case" "seconds" "ms/frame"
 printf '%-58s %10.2f %12s\n' "hazefree in.mp4 out.mp4" "$t_cli" "$(per_frame "$t_cli")"
 printf '%-58s %10.2f %12s\n' "ffmpeg -vf frei0r=hazefree_dehaze (same encoder)" "$t_frei0r" "$(per_frame "$t_frei0r")"
-printf '%-58s %10s\n' "ratio frei0r / hazefree (target <= 1.2)" "$(echo "scale=3; $t_frei0r / $t_cli" | bc -l)"
+printf '%-58s %10s\n' "ratio frei0r / hazefree (target <= 1.2)" "$(awk "BEGIN{printf \"%.3f\", $t_frei0r / $t_cli}")"
 printf '%-58s %10.2f %12s\n' "ffmpeg decode only (-f null)" "$t_decode" "$(per_frame "$t_decode")"
 printf '%-58s %10.2f %12s\n' "ffmpeg decode + rgba + frei0r + yuv420p (-f null)" "$t_filter" "$(per_frame "$t_filter")"
 printf '%-58s %10s %12s\n' "frei0r filter's own cost (RGBA conversions included)" "" \
