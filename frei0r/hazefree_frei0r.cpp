@@ -18,6 +18,7 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ extern "C" {
 #include <hazefree/hazefree.hpp>
 
 #include "filter_keys.hpp"
+#include "row_team.hpp"
 
 #ifndef HAZEFREE_FREI0R_MODE
 #error "HAZEFREE_FREI0R_MODE (dcp, he, ahe) must be defined"
@@ -39,7 +41,7 @@ using hazefree_frei0r::ParamType;
 
 constexpr const char* kMode = HAZEFREE_FREI0R_MODE;
 constexpr const char* kName = HAZEFREE_FREI0R_NAME;
-// Frames below this many pixels are converted on one thread (starting the others costs more).
+// Frames below this many pixels are converted on one thread (waking the others costs more).
 constexpr std::ptrdiff_t kParallelPixels = 1 << 16;
 
 const std::vector<FilterParam>& params() {
@@ -105,6 +107,7 @@ struct Instance {
   std::string failure_said;    // the last failure said on stderr
   HostBuffer h_rgb_in;
   HostBuffer h_rgb_out;
+  std::unique_ptr<hazefree_frei0r::RowTeam> team;  // made on the first frame large enough
   bool have_time = false;
   double last_time = 0.0;
   double interval = 0.0;  // the smallest forward step of time seen: one frame interval
@@ -159,25 +162,32 @@ void process_frame(Instance& inst, const std::uint8_t* in, std::uint8_t* out) {
   const bool pinned = inst.processor->on_gpu();
   std::uint8_t* h_in = inst.h_rgb_in.get(pixels * 3, pinned);
   std::uint8_t* h_out = inst.h_rgb_out.get(pixels * 3, pinned);
-  // The conversions run on the CPU's threads: FFmpeg calls the filter from one thread, and at
-  // 1080p one core spends milliseconds on each.
+  // The conversions run on a few threads (FFmpeg calls the filter from one thread, and at 1080p
+  // one core spends milliseconds on each), which sleep between frames (row_team.hpp).
   const auto n = static_cast<std::ptrdiff_t>(pixels);
-#pragma omp parallel for schedule(static) if (n >= kParallelPixels)
-  for (std::ptrdiff_t p = 0; p < n; ++p) {
-    h_in[3 * p] = in[4 * p];
-    h_in[3 * p + 1] = in[4 * p + 1];
-    h_in[3 * p + 2] = in[4 * p + 2];
-  }
+  const auto convert = [&](const std::function<void(std::ptrdiff_t, std::ptrdiff_t)>& body) {
+    if (n < kParallelPixels) return body(0, n);
+    if (!inst.team) inst.team = std::make_unique<hazefree_frei0r::RowTeam>(hazefree_frei0r::RowTeam::default_helpers());
+    inst.team->run(n, body);
+  };
+  convert([&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+    for (std::ptrdiff_t p = begin; p < end; ++p) {
+      h_in[3 * p] = in[4 * p];
+      h_in[3 * p + 1] = in[4 * p + 1];
+      h_in[3 * p + 2] = in[4 * p + 2];
+    }
+  });
   const std::ptrdiff_t stride = static_cast<std::ptrdiff_t>(inst.width) * 3;
   inst.processor->process(hazefree::Frame::rgb24(h_in, inst.width, inst.height, stride),
                           hazefree::Frame::rgb24(h_out, inst.width, inst.height, stride));
-#pragma omp parallel for schedule(static) if (n >= kParallelPixels)
-  for (std::ptrdiff_t p = 0; p < n; ++p) {
-    out[4 * p] = h_out[3 * p];
-    out[4 * p + 1] = h_out[3 * p + 1];
-    out[4 * p + 2] = h_out[3 * p + 2];
-    out[4 * p + 3] = in[4 * p + 3];
-  }
+  convert([&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+    for (std::ptrdiff_t p = begin; p < end; ++p) {
+      out[4 * p] = h_out[3 * p];
+      out[4 * p + 1] = h_out[3 * p + 1];
+      out[4 * p + 2] = h_out[3 * p + 2];
+      out[4 * p + 3] = in[4 * p + 3];
+    }
+  });
 }
 
 // A seek: time going backwards, or forwards by more than two frame intervals.
