@@ -124,8 +124,8 @@ struct Layout {
 // only several at once: one x264 keeps about 14 of 32 cores busy, docs/SCALING.md), one per four
 // cores; two chunks per worker, shrinking toward the end, so that the waves overlap and the last
 // ones end together; no chunk shorter than two seconds, nor larger than its worker's memory share.
-Layout choose_layout(const RunOptions& options, const io::VideoInfo& video, std::int64_t bytes_per_frame) {
-  const JobOptions& job = options.job;
+Layout choose_layout(const RunOptions& options, const JobOptions& job, const io::VideoInfo& video,
+                     std::int64_t bytes_per_frame) {
   Layout layout;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
@@ -524,8 +524,7 @@ class LocalJob {
 
 }  // namespace
 
-int run_local_job(const RunOptions& options) {
-  const JobOptions& job = options.job;
+int run_local_job(const RunOptions& options, const JobOptions& job) {
   if (options.live) throw UsageError("--chunks: a --live source cannot be cut into chunks");
   if (options.input == "-" || io::is_network_or_camera(options.input_options))
     throw UsageError(fmt::format("{}: --chunks needs a file to cut into chunks, not a pipe, stream or camera", options.input));
@@ -545,7 +544,7 @@ int run_local_job(const RunOptions& options) {
     video = reader.video();
   }
   const auto bytes_per_frame = static_cast<std::int64_t>(frame_bytes(video.format, video.width, video.height, 64, video.depth));
-  const Layout layout = choose_layout(options, video, bytes_per_frame);
+  const Layout layout = choose_layout(options, job, video, bytes_per_frame);
   if (!layout.line.empty() && !options.quiet) fmt::print(stderr, "hazefree: {}\n", layout.line);
   ChunkRequest request = chunk_request(job);
   if (job.auto_chunks) request.chunks = layout.chunks;

@@ -6,7 +6,6 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 namespace hazefree {
@@ -357,7 +356,8 @@ void finalize_options(RunOptions& options) {
 }
 
 bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
-                        std::vector<std::string>* positionals, const std::string& usage) {
+                        std::vector<std::string>* positionals, const std::string& usage,
+                        const std::function<void(CLI::App&)>& add_flags) {
   CLI::App app{usage.empty() ? "hazefree: real-time video dehazing (dark channel prior) and contrast equalization (HE, AHE/CLAHE)"
                              : usage,
                positionals ? "hazefree job plan" : "hazefree"};
@@ -377,26 +377,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image");
     app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image");
   }
-  // Jobs (SPEC 8): the input in chunks, run by workers on this machine (one per GPU).
-  JobOptions& job = options.job;
-  std::string chunks_text;
-  app.add_option("--chunks", chunks_text, "split the input into about N chunks at keyframes, run in parallel with "
-                                          "frames identical to one run (see `hazefree job --help`); auto: as many "
-                                          "chunks, workers and encoder threads as this machine runs fastest");
-  app.add_option("--chunk-seconds", job.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
-  app.add_option("--chunk-starts", job.chunk_starts, "or chunks starting exactly at these frames (keyframes), e.g. 0,240,480");
-  if (!positionals) {
-    app.add_option("--gpus", job.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
-    app.add_option("--workers-per-gpu", job.workers_per_gpu, "with --chunks: workers on each GPU (default 1; auto chooses)")
-        ->check(CLI::Range(1, 64));
-    app.add_option("--workers", job.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
-        ->check(CLI::Range(1, 1024));
-    app.add_option("--job-memory", job.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
-                                                  "each frame is decoded once (default: half the available memory)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--job-dir", job.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
-                                         "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
-  }
+  if (add_flags) add_flags(app);
   // The configuration keys' shortcuts (-m,--mode, --window, --output-depth, ...), from the table.
   const KeyFlags key_flags(app, [](const ConfigKey&) { return true; });
   app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
@@ -443,21 +424,6 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   } else if (input.empty() || output.empty()) {
     throw UsageError("INPUT and OUTPUT are required (see --help)");
   }
-  if (chunks_text == "auto") {
-    if (positionals)
-      throw UsageError("job plan: --chunks auto chooses for this machine's workers; give --chunks N or --chunk-seconds S");
-    job.auto_chunks = true;
-  } else if (!chunks_text.empty()) {
-    char* end = nullptr;
-    const long n = std::strtol(chunks_text.c_str(), &end, 10);
-    if (*end != '\0' || n < 1 || n > 100000)
-      throw UsageError(fmt::format("--chunks {}: expected a number of chunks from 1 to 100000, or auto", chunks_text));
-    job.chunks = static_cast<int>(n);
-  }
-  const int cut_ways = (job.chunks > 0 || job.auto_chunks) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
-  if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
-  if (!positionals && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
-    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
   return true;
 }
 

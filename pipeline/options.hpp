@@ -41,23 +41,6 @@ struct UsageError : std::runtime_error {
   std::string key_;
 };
 
-// A run in chunks on this machine (SPEC 8; command-line options, not configuration keys).
-struct JobOptions {
-  int chunks = 0;                // about this many chunks (0: not a job)
-  bool auto_chunks = false;      // --chunks auto: chunks, workers and encoder threads from this host
-  double chunk_seconds = 0.0;    // or chunks of about this length
-  std::string chunk_starts;      // or chunks starting at these frames, "0,240,480"
-  std::string gpus;              // "all" (empty: all) or "0,1,..."
-  int workers_per_gpu = 0;       // 0: 1, or as --chunks auto chooses
-  int workers = 0;               // without GPUs: workers sharing the cores (0: 2, or as auto chooses)
-  // Decoded frames a job's workers may hold in memory at once, in MiB (0: half of the memory
-  // available when the job starts): a chunk whose frames fit its worker's share is decoded once
-  // for its analysis and its render; a larger one is decoded twice (the two-pass form).
-  double memory_mb = 0.0;
-  std::string dir;               // the job directory (empty: hidden, next to the output)
-  bool active() const { return chunks > 0 || auto_chunks || chunk_seconds > 0 || !chunk_starts.empty(); }
-};
-
 struct RunOptions {
   std::string input;
   std::string output;
@@ -75,7 +58,6 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
-  JobOptions job;
   // A job's chunk starts from this temporal state (the single run's at its first frame) instead
   // of a fresh stream's; applied once the backend is settled.
   std::optional<TemporalState> start_state;
@@ -157,8 +139,9 @@ void finalize_options(RunOptions& options);
 // successfully right away (--help, --version, --print-config); `exit_message` holds its output.
 // Throws UsageError on bad usage.
 // With `positionals`, the command line of `job plan` instead: DIR and INPUT OUTPUT pairs go there
-// and `usage` heads the help.
+// and `usage` heads the help. `add_flags` adds the flags of a room above (the jobs') to the app.
 bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
-                        std::vector<std::string>* positionals = nullptr, const std::string& usage = "");
+                        std::vector<std::string>* positionals = nullptr, const std::string& usage = "",
+                        const std::function<void(CLI::App&)>& add_flags = {});
 
 }  // namespace hazefree
