@@ -58,6 +58,16 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
+  // The span of the input (ffmpeg's -ss, -t, -to, -frames:v): input.start, input.duration and
+  // input.to in seconds (kNone: not given), output.frames (0: all); resolved into
+  // input_options.trim by finalize_options().
+  static constexpr double kNone = -1.0;
+  double trim_start = 0.0;
+  double trim_duration = kNone;
+  double trim_to = kNone;
+  std::int64_t max_frames = 0;
+  // A plain still-image output name took the first frame only (finalize_options): said once.
+  bool one_picture_implied = false;
   // A job's chunk starts from this temporal state (the single run's at its first frame) instead
   // of a fresh stream's; applied once the backend is settled.
   std::optional<TemporalState> start_state;
@@ -95,6 +105,10 @@ struct RunOptions {
 // One configuration key: its typed description (name, help, kind, bounds, choices, modes,
 // shortcut flag, range text) and its value in the options.
 struct ConfigKey : KeySpec {
+  // A table of key = value pairs (output.encoder_options): each setter call adds one "key=value"
+  // (an empty text clears them, "{ k = "v", ... }" replaces them); TOML writes it as a table,
+  // the command line's flag is repeatable.
+  bool table = false;
   std::function<void(RunOptions&, const std::string&)> set;  // parses and checks, throws UsageError
   std::function<std::string(const RunOptions&)> get;         // as written in TOML
 };
@@ -112,7 +126,10 @@ class KeyFlags {
  public:
   // Adds the flag of each key that has one and for which `wanted` is true.
   KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted);
+  KeyFlags() = default;
   ~KeyFlags();
+  // Adds more flags, in the help's `group` (CLI11's option group; empty: the app's default).
+  void add(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted, const std::string& group);
   void apply(RunOptions& options) const;
   // True when the flag of `key` was given.
   bool given(const std::string& key) const;
@@ -134,6 +151,9 @@ void apply_config_text(RunOptions& options, const std::string& text, const std::
 std::string format_config(const RunOptions& options);
 // Cross-key checks after everything is applied (ranges of the processing parameters...).
 void finalize_options(RunOptions& options);
+// The span of input.start, input.duration, input.to and output.frames; throws UsageError for
+// -t with -to, or -to not after -ss.
+io::InputOptions::Trim trim_of(const RunOptions& options);
 
 // Parses the main command line (not `bench`). Returns false when the program should exit
 // successfully right away (--help, --version, --print-config); `exit_message` holds its output.
