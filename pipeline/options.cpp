@@ -100,7 +100,8 @@ template <typename Access>
 ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access access) {
   spec.bounds = bounds;
   if (unset_allowed) spec.choices = {"none"};
-  spec.range = range_text(spec) + " seconds or [HH:]MM:SS[.frac]";
+  spec.help += "; seconds or [HH:]MM:SS[.frac]";
+  spec.range = range_text(spec);
   ConfigKey key;
   static_cast<KeySpec&>(key) = spec;
   key.set = [spec, unset_allowed, access](RunOptions& o, const std::string& v) {
