@@ -687,7 +687,8 @@ void MediaReader::Impl::describe(const AVFrame& first) {
     info.duration_seconds = span;
     info.frame_count = span > 0 && info.frame_rate.num > 0 ? std::llround(span * info.frame_rate.value()) : 0;
     if (options.trim.max_frames > 0)
-      info.frame_count = info.frame_count > 0 ? std::min(info.frame_count, options.trim.max_frames) : options.trim.max_frames;
+      info.frame_count =
+          info.frame_count > 0 ? std::min(info.frame_count, options.trim.max_frames) : options.trim.max_frames;
   }
 }
 
@@ -719,7 +720,9 @@ MediaReader::Item MediaReader::Impl::advance() {
           av_frame_unref(decoded.get());
           continue;
         }
-        if ((timed && pts >= trim_end_pts) || (options.trim.max_frames > 0 && !options.chunk.active && frames_kept >= options.trim.max_frames)) {
+        const bool counted_out =
+            options.trim.max_frames > 0 && !options.chunk.active && frames_kept >= options.trim.max_frames;
+        if ((timed && pts >= trim_end_pts) || counted_out) {
           // Past the span: the other streams go on up to where its pictures end.
           if (timed) trim_end_pts = std::min(trim_end_pts, pts);
           av_frame_unref(decoded.get());

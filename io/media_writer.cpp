@@ -300,7 +300,8 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   if (!options.pixel_format.empty()) {  // --pix-fmt: the encoder's format as asked, converted to
     const AVPixelFormat asked = av_get_pix_fmt(options.pixel_format.c_str());
     if (asked == AV_PIX_FMT_NONE)
-      throw EncoderOptionError(name + ": --pix-fmt " + options.pixel_format + ": no such pixel format (ffmpeg -pix_fmts lists them)");
+      throw EncoderOptionError(name + ": --pix-fmt " + options.pixel_format +
+                               ": no such pixel format (ffmpeg -pix_fmts lists them)");
     if (accepted && !list_has(accepted, asked)) {
       std::string formats;
       for (const AVPixelFormat* f = accepted; *f != AV_PIX_FMT_NONE; ++f)

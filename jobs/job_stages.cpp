@@ -424,7 +424,8 @@ std::string job_status(const std::string& dir, bool as_json) {
   std::error_code error;
   const auto planned = fs::last_write_time(plan_path(dir), error);
   progress.done = done;
-  progress.elapsed_seconds = error ? 0.0 : std::max(0.0, std::chrono::duration<double>(fs::file_time_type::clock::now() - planned).count());
+  const double since_planned = std::chrono::duration<double>(fs::file_time_type::clock::now() - planned).count();
+  progress.elapsed_seconds = error ? 0.0 : std::max(0.0, since_planned);
   progress.fps = progress.elapsed_seconds > 0 ? static_cast<double>(progress.frames_done) / progress.elapsed_seconds : 0.0;
   text += progress_line(progress) + "\n";
   j["progress"] = {{"frames_done", progress.frames_done}, {"frames_total", progress.frames_total},
