@@ -125,6 +125,13 @@ struct MediaReader::Impl {
   std::int64_t trim_seek_us = 0;        // where the last seek aimed
   bool trim_seek_checked = true;
   void seek_for_trim(std::int64_t target_us);
+  // --frames: where the span ends is known only once the first picture past it is decoded, so
+  // the other streams' packets at or after the last picture kept wait here (with their time in
+  // the video time base) until a later picture is kept or the end is known.
+  bool counting_frames() const { return options.trim.max_frames > 0 && !options.chunk.active; }
+  std::int64_t latest_kept_pts = INT64_MIN;
+  std::deque<std::pair<std::int64_t, Packet>> held_back;
+  void release_held_before(std::int64_t pts);
   void setup_trim();
   bool keep_in_span(AVPacket& copied);
   bool others_ended() const;
@@ -434,6 +441,15 @@ bool MediaReader::Impl::keep_in_span(AVPacket& copied) {
   return true;
 }
 
+void MediaReader::Impl::release_held_before(std::int64_t pts) {
+  std::deque<std::pair<std::int64_t, Packet>> still;
+  for (auto& [time, waiting] : held_back) {
+    if (time < pts) early_packets.push_back(std::move(waiting));
+    else still.emplace_back(time, std::move(waiting));
+  }
+  held_back = std::move(still);
+}
+
 bool MediaReader::Impl::others_ended() const {
   if (!copy_packets) return true;
   for (const int index : copied_streams)
@@ -725,6 +741,8 @@ MediaReader::Item MediaReader::Impl::advance() {
         if ((timed && pts >= trim_end_pts) || counted_out) {
           // Past the span: the other streams go on up to where its pictures end.
           if (timed) trim_end_pts = std::min(trim_end_pts, pts);
+          release_held_before(trim_end_pts);
+          held_back.clear();
           av_frame_unref(decoded.get());
           video_ended = true;
           if (others_ended()) {
@@ -748,10 +766,15 @@ MediaReader::Item MediaReader::Impl::advance() {
         }
       }
       ++frames_kept;
+      if (trim_active && counting_frames() && decoded->best_effort_timestamp != AV_NOPTS_VALUE) {
+        latest_kept_pts = std::max(latest_kept_pts, decoded->best_effort_timestamp);
+        release_held_before(latest_kept_pts);
+      }
       return Item::video_frame;
     }
     if (result == AVERROR_EOF) {
       decoder_done = true;
+      release_held_before(INT64_MAX);  // the input ended inside the span
       return Item::end;
     }
     if (result != AVERROR(EAGAIN)) {
@@ -760,6 +783,7 @@ MediaReader::Item MediaReader::Impl::advance() {
     }
     if (demuxer_done) {  // a flushed decoder never asks for more input; be safe anyway
       decoder_done = true;
+      release_held_before(INT64_MAX);
       return Item::end;
     }
 
@@ -793,6 +817,7 @@ MediaReader::Item MediaReader::Impl::advance() {
     }
     if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index] &&
         copy_packets) {
+      const std::int64_t time = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
       if (trim_active && connection == 0 && !keep_in_span(*packet)) {
         av_packet_unref(packet.get());
         if ((video_ended || other_streams_only_now) && others_ended()) {
@@ -800,6 +825,17 @@ MediaReader::Item MediaReader::Impl::advance() {
           return Item::end;
         }
         continue;
+      }
+      if (trim_active && connection == 0 && counting_frames() && !video_ended && time != AV_NOPTS_VALUE) {
+        const std::int64_t video_time =
+            av_rescale_q(time, demuxer->streams[stream_index]->time_base, video_stream()->time_base);
+        if (video_time >= latest_kept_pts) {
+          Packet waiting(av_packet_alloc());
+          if (!waiting) throw_io(name, "out of memory");
+          av_packet_move_ref(waiting.get(), packet.get());
+          held_back.emplace_back(video_time, std::move(waiting));
+          continue;
+        }
       }
       handed_out.reset(av_packet_alloc());
       if (!handed_out) throw_io(name, "out of memory");
@@ -1000,6 +1036,11 @@ MediaReader::Item MediaReader::read() {
   }
   impl.other_streams_only_now = impl.options.other_streams_only;
   const Item item = impl.advance();
+  if (item == Item::end && !impl.early_packets.empty()) {  // packets released as the input ended
+    impl.handed_out = std::move(impl.early_packets.front());
+    impl.early_packets.pop_front();
+    return Item::packet;
+  }
   if (item == Item::video_frame) impl.deliver(*impl.decoded);
   if (item == Item::packet && impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
   return item;

@@ -128,6 +128,8 @@ TEST_CASE("job chunks: -ss and -t: the job covers only the span, frames identica
   // From inside a GOP (decoding starts at the keyframe before) across the cut at frame 30.
   check_local_job(clip.path, "--backend cpu -ss 0.5 -t 1.5", "--chunks 3");
   check_local_job(clip.path, "--backend cpu --mode he --set he.temporal=0.3 -ss 0.9", "--chunks 2");
+  // --frames: the audio ends where the last frame kept ends, in the single run as in the join.
+  check_local_job(clip.path, "--backend cpu --mode he -ss 0.5 --frames 30", "--chunks 2");
   // The plan holds only the span's frames, numbered from its first.
   const std::string dir = temp_dir("jobs-trim-plan-" + std::to_string(getpid()));
   const CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/out.mkv") +
