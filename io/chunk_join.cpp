@@ -27,11 +27,12 @@ std::int64_t time_of(const AVPacket& p) { return p.dts != AV_NOPTS_VALUE ? p.dts
 
 }  // namespace
 
-std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const std::string& source_url,
+std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const InputOptions& source_input,
                          const OutputOptions& output, std::int64_t expected_frames) {
   if (chunk_files.empty()) throw_io(output.url, "no chunks to join");
   InputOptions source_options;
-  source_options.url = source_url;
+  source_options.url = source_input.url;
+  source_options.trim = source_input.trim;
   source_options.other_streams_only = true;
   source_options.decoder_threads = 1;
   MediaReader source(source_options);

@@ -12,10 +12,10 @@ namespace hazefree::io {
 
 // `chunk_files` in time order (each read for its video stream with PacketReader, one opened at a
 // time beside the first, whose codec parameters all must share); `source` the input the chunks
-// were made from. Writes through MediaWriter (temporary name, renamed at the end) and returns the
-// video packets written. Throws IoError naming the file: a chunk encoded with other codec
+// were made from, with its span (InputOptions::trim) when the job covers only one. Writes
+// through MediaWriter (temporary name, renamed at the end) and returns the video packets written. Throws IoError naming the file: a chunk encoded with other codec
 // parameters than the first, or a total other than `expected_frames` (no output is left then).
-std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const std::string& source,
+std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const InputOptions& source,
                          const OutputOptions& output, std::int64_t expected_frames);
 
 }  // namespace hazefree::io

@@ -23,6 +23,7 @@
 extern "C" {
 #include <libavdevice/avdevice.h>
 #include <libavutil/display.h>
+#include <libavutil/parseutils.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 }
@@ -108,6 +109,32 @@ struct MediaReader::Impl {
   Image depth_converted;  // --output-depth: the picture at info.depth
   DecodedFrame current;
   std::int64_t next_pts = AV_NOPTS_VALUE;  // for pictures without a timestamp
+  // The span of options.trim, on the first connection's clock: its start in microseconds, its
+  // ends in the video time base (the end moves to the first picture past --frames once seen).
+  bool trim_active = false;
+  std::int64_t trim_origin_us = 0;
+  std::int64_t trim_first_pts = INT64_MIN;
+  std::int64_t trim_end_pts = INT64_MAX;
+  std::int64_t frames_kept = 0;
+  bool video_ended = false;        // past the span: only the other streams' packets up to its end
+  std::vector<bool> stream_ended;  // by stream index: a packet past the span's end was seen
+  // -ss seeks to a keyframe by decoding time: when the first picture decoded after the seek
+  // already lies past the span's start (an open GOP's leading pictures need the GOP before),
+  // it seeks again from further back.
+  std::int64_t trim_start_time_us = 0;  // the container's start time
+  std::int64_t trim_seek_us = 0;        // where the last seek aimed
+  bool trim_seek_checked = true;
+  void seek_for_trim(std::int64_t target_us);
+  // --frames: where the span ends is known only once the first picture past it is decoded, so
+  // the other streams' packets at or after the last picture kept wait here (with their time in
+  // the video time base) until a later picture is kept or the end is known.
+  bool counting_frames() const { return options.trim.max_frames > 0 && !options.chunk.active; }
+  std::int64_t latest_kept_pts = INT64_MIN;
+  std::deque<std::pair<std::int64_t, Packet>> held_back;
+  void release_held_before(std::int64_t pts);
+  void setup_trim();
+  bool keep_in_span(AVPacket& copied);
+  bool others_ended() const;
 
   bool demuxer_done = false;
   bool decoder_done = false;
@@ -302,6 +329,7 @@ void MediaReader::Impl::open() {
       is_copied[i] = true;
     }
   }
+  setup_trim();
   if (options.chunk.active && options.chunk.seek) {
     const int result = av_seek_frame(demuxer.get(), video_index, options.chunk.seek_dts, AVSEEK_FLAG_BACKWARD);
     if (result < 0) throw_io(name, "cannot seek to the chunk's keyframe (dts " + std::to_string(options.chunk.seek_dts) + ")", result);
@@ -367,6 +395,66 @@ const AVCodec* MediaReader::Impl::open_connection() {
   if (result < 0) throw_io(name, "cannot select a video stream", result);
   video_index = result;
   return codec;
+}
+
+void MediaReader::Impl::setup_trim() {
+  const InputOptions::Trim& trim = options.trim;
+  trim_active = trim.active();
+  if (!trim_active) return;
+  const std::int64_t start_time = demuxer->start_time != AV_NOPTS_VALUE ? demuxer->start_time : 0;
+  trim_start_time_us = start_time;
+  const Rational video_time_base{video_stream()->time_base.num, video_stream()->time_base.den};
+  trim_origin_us = start_time + std::llround(trim.start_seconds * 1e6);
+  trim_first_pts = span_pts(start_time, trim.start_seconds, video_time_base);
+  if (std::isfinite(trim.end_seconds)) trim_end_pts = span_pts(start_time, trim.end_seconds, video_time_base);
+  trim_end_pts = std::min(trim_end_pts, trim.end_pts);
+  stream_ended.assign(demuxer->nb_streams, false);
+  if (trim.start_seconds > 0 && demuxer->duration != AV_NOPTS_VALUE && demuxer->duration > 0 &&
+      trim.start_seconds * 1e6 >= static_cast<double>(demuxer->duration))
+    throw TrimError(fmt::format("{}: -ss {}: past the end of the input ({:.3f} s)", name, trim.start_seconds,
+                                demuxer->duration / double(AV_TIME_BASE)));
+  // As ffmpeg seeks for -ss: to the keyframe at or before it; the pictures before are dropped.
+  if (trim.start_seconds > 0 && !options.chunk.active) seek_for_trim(trim_origin_us);
+}
+
+void MediaReader::Impl::seek_for_trim(std::int64_t target_us) {
+  trim_seek_us = target_us;
+  trim_seek_checked = false;
+  const int result = avformat_seek_file(demuxer.get(), -1, INT64_MIN, target_us, target_us, 0);
+  if (result < 0) throw_io(name, fmt::format("cannot seek to -ss {}", options.trim.start_seconds), result);
+}
+
+// A copied packet inside the span is moved to the span's clock; one outside it is left out.
+bool MediaReader::Impl::keep_in_span(AVPacket& copied) {
+  const int index = copied.stream_index;
+  const AVRational time_base = demuxer->streams[index]->time_base;
+  const std::int64_t t = copied.pts != AV_NOPTS_VALUE ? copied.pts : copied.dts;
+  const std::int64_t first = av_rescale_q(trim_origin_us, AV_TIME_BASE_Q, time_base);
+  if (t == AV_NOPTS_VALUE) return !video_ended;
+  if (t < first) return false;
+  if (trim_end_pts != INT64_MAX && t >= av_rescale_q(trim_end_pts, video_stream()->time_base, time_base)) {
+    stream_ended[static_cast<std::size_t>(index)] = true;
+    return false;
+  }
+  if (copied.pts != AV_NOPTS_VALUE) copied.pts -= first;
+  if (copied.dts != AV_NOPTS_VALUE) copied.dts -= first;
+  return true;
+}
+
+void MediaReader::Impl::release_held_before(std::int64_t pts) {
+  std::deque<std::pair<std::int64_t, Packet>> still;
+  for (auto& [time, waiting] : held_back) {
+    if (time < pts) early_packets.push_back(std::move(waiting));
+    else still.emplace_back(time, std::move(waiting));
+  }
+  held_back = std::move(still);
+}
+
+bool MediaReader::Impl::others_ended() const {
+  if (!copy_packets) return true;
+  for (const int index : copied_streams)
+    if (!stream_ended[static_cast<std::size_t>(index)]) return false;
+  return true;
 }
 
 void MediaReader::Impl::close_connection() {
@@ -470,6 +558,9 @@ void MediaReader::Impl::prime() {
   if (decode_errors > 0) {
     throw_io(name, "no picture could be decoded", last_error);
   }
+  if (trim_active && options.trim.start_seconds > 0 && !options.chunk.active)
+    throw TrimError(fmt::format("{}: -ss {}: no picture at or after it (past the end of the video)", name,
+                                options.trim.start_seconds));
   // A video stream without pictures: describe it from its parameters; read() ends at once.
   const AVCodecParameters* parameters = video_stream()->codecpar;
   if (parameters->width <= 0 || parameters->height <= 0) {
@@ -605,15 +696,62 @@ void MediaReader::Impl::describe(const AVFrame& first) {
   info.live = device || is_url(options.url);
   info.codec_name = avcodec_get_name(parameters->codec_id);
   info.container_name = container;
+  if (trim_active) {  // the length of the span, as far as it is known
+    const double end = std::min(options.trim.end_seconds, info.duration_seconds > 0 ? info.duration_seconds
+                                                                                    : options.trim.end_seconds);
+    const double span = std::isfinite(end) ? std::max(0.0, end - options.trim.start_seconds) : 0.0;
+    info.duration_seconds = span;
+    info.frame_count = span > 0 && info.frame_rate.num > 0 ? std::llround(span * info.frame_rate.value()) : 0;
+    if (options.trim.max_frames > 0)
+      info.frame_count =
+          info.frame_count > 0 ? std::min(info.frame_count, options.trim.max_frames) : options.trim.max_frames;
+  }
 }
 
 // Next decoded picture (in `decoded`), other stream's packet (in `handed_out`), or the end.
 MediaReader::Item MediaReader::Impl::advance() {
   for (;;) {
     if (interrupted.load(std::memory_order_relaxed) || decoder_done) return Item::end;
-    int result = other_streams_only_now ? AVERROR(EAGAIN) : avcodec_receive_frame(decoder.get(), decoded.get());
+    int result = other_streams_only_now || video_ended ? AVERROR(EAGAIN)
+                                                       : avcodec_receive_frame(decoder.get(), decoded.get());
     if (result == 0) {
       consecutive_errors = 0;
+      if (trim_active) {
+        const std::int64_t pts = decoded->best_effort_timestamp;
+        const bool timed = pts != AV_NOPTS_VALUE && connection == 0;
+        if (!trim_seek_checked) {
+          trim_seek_checked = true;
+          if (timed && pts > trim_first_pts && trim_seek_us > trim_start_time_us) {
+            // Twice as far back each time (1 s first), down to the input's start.
+            av_frame_unref(decoded.get());
+            avcodec_flush_buffers(decoder.get());
+            early_packets.clear();
+            std::fill(stream_ended.begin(), stream_ended.end(), false);
+            seek_for_trim(std::max(trim_start_time_us, trim_seek_us - std::max<std::int64_t>(
+                                                                        1000000, 2 * (trim_origin_us - trim_seek_us))));
+            continue;
+          }
+        }
+        if (timed && pts < trim_first_pts) {
+          av_frame_unref(decoded.get());
+          continue;
+        }
+        const bool counted_out =
+            options.trim.max_frames > 0 && !options.chunk.active && frames_kept >= options.trim.max_frames;
+        if ((timed && pts >= trim_end_pts) || counted_out) {
+          // Past the span: the other streams go on up to where its pictures end.
+          if (timed) trim_end_pts = std::min(trim_end_pts, pts);
+          release_held_before(trim_end_pts);
+          held_back.clear();
+          av_frame_unref(decoded.get());
+          video_ended = true;
+          if (others_ended()) {
+            decoder_done = true;
+            return Item::end;
+          }
+          continue;
+        }
+      }
       if (options.chunk.active) {
         // Pictures come out in presentation order: before the chunk, dropped; past it, the end.
         const std::int64_t pts = decoded->best_effort_timestamp;
@@ -627,10 +765,16 @@ MediaReader::Item MediaReader::Impl::advance() {
           return Item::end;
         }
       }
+      ++frames_kept;
+      if (trim_active && counting_frames() && decoded->best_effort_timestamp != AV_NOPTS_VALUE) {
+        latest_kept_pts = std::max(latest_kept_pts, decoded->best_effort_timestamp);
+        release_held_before(latest_kept_pts);
+      }
       return Item::video_frame;
     }
     if (result == AVERROR_EOF) {
       decoder_done = true;
+      release_held_before(INT64_MAX);  // the input ended inside the span
       return Item::end;
     }
     if (result != AVERROR(EAGAIN)) {
@@ -639,6 +783,7 @@ MediaReader::Item MediaReader::Impl::advance() {
     }
     if (demuxer_done) {  // a flushed decoder never asks for more input; be safe anyway
       decoder_done = true;
+      release_held_before(INT64_MAX);
       return Item::end;
     }
 
@@ -660,7 +805,7 @@ MediaReader::Item MediaReader::Impl::advance() {
       continue;
     }
     const int stream_index = packet->stream_index;
-    if (stream_index == video_index && other_streams_only_now) {
+    if (stream_index == video_index && (other_streams_only_now || video_ended)) {
       av_packet_unref(packet.get());
       continue;
     }
@@ -672,6 +817,26 @@ MediaReader::Item MediaReader::Impl::advance() {
     }
     if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index] &&
         copy_packets) {
+      const std::int64_t time = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+      if (trim_active && connection == 0 && !keep_in_span(*packet)) {
+        av_packet_unref(packet.get());
+        if ((video_ended || other_streams_only_now) && others_ended()) {
+          decoder_done = true;
+          return Item::end;
+        }
+        continue;
+      }
+      if (trim_active && connection == 0 && counting_frames() && !video_ended && time != AV_NOPTS_VALUE) {
+        const std::int64_t video_time =
+            av_rescale_q(time, demuxer->streams[stream_index]->time_base, video_stream()->time_base);
+        if (video_time >= latest_kept_pts) {
+          Packet waiting(av_packet_alloc());
+          if (!waiting) throw_io(name, "out of memory");
+          av_packet_move_ref(waiting.get(), packet.get());
+          held_back.emplace_back(video_time, std::move(waiting));
+          continue;
+        }
+      }
       handed_out.reset(av_packet_alloc());
       if (!handed_out) throw_io(name, "out of memory");
       av_packet_move_ref(handed_out.get(), packet.get());
@@ -716,6 +881,7 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
     }
     pts += pts_offset;
   }
+  if (trim_active && connection == 0) pts -= trim_first_pts;
   current.pts = pts;
   current.duration = std::max<std::int64_t>(duration, 0);
   last_pts = pts;
@@ -842,6 +1008,17 @@ MediaReader::MediaReader(const InputOptions& options) : impl_(std::make_unique<I
 
 MediaReader::~MediaReader() = default;
 
+bool parse_time_text(const std::string& text, double* seconds) {
+  std::int64_t us = 0;
+  if (text.empty() || av_parse_time(&us, text.c_str(), 1) < 0) return false;
+  *seconds = static_cast<double>(us) / 1e6;
+  return true;
+}
+
+std::int64_t span_pts(std::int64_t start_time_us, double seconds, Rational time_base) {
+  return av_rescale_q(start_time_us + std::llround(seconds * 1e6), AV_TIME_BASE_Q, to_av(time_base));
+}
+
 const VideoInfo& MediaReader::video() const { return impl_->info; }
 
 MediaReader::Item MediaReader::read() {
@@ -859,6 +1036,11 @@ MediaReader::Item MediaReader::read() {
   }
   impl.other_streams_only_now = impl.options.other_streams_only;
   const Item item = impl.advance();
+  if (item == Item::end && !impl.early_packets.empty()) {  // packets released as the input ended
+    impl.handed_out = std::move(impl.early_packets.front());
+    impl.early_packets.pop_front();
+    return Item::packet;
+  }
   if (item == Item::video_frame) impl.deliver(*impl.decoded);
   if (item == Item::packet && impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
   return item;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -26,6 +27,12 @@ namespace hazefree::io {
 // e.g. "in.mp4: No such file or directory".
 struct IoError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// The span asked for (InputOptions::trim) lies outside the input: -ss past its end, or no
+// picture in the span. A usage error for the caller.
+struct TrimError : IoError {
+  using IoError::IoError;
 };
 
 // No packet arrived within InputOptions::stall_timeout_seconds (a frozen camera or server).
@@ -68,6 +75,23 @@ struct InputOptions {
     std::int64_t end_pts = INT64_MAX;
   };
   Chunk chunk;
+  // A span of the input, as ffmpeg's input options -ss, -t/-to and -frames:v give it: demuxing
+  // starts at the keyframe at or before `start_seconds` (on the input's clock, from its start
+  // time; no seek in chunk mode, whose own seek covers it), pictures before it are decoded but
+  // not delivered, delivery ends at `end_seconds` or after `max_frames` pictures, the other
+  // streams' packets outside the span are left out, and every timestamp is moved so that the
+  // span starts at zero.
+  struct Trim {
+    double start_seconds = 0.0;
+    double end_seconds = std::numeric_limits<double>::infinity();
+    std::int64_t max_frames = 0;  // 0: no limit (not counted in chunk mode: the chunk's range bounds it)
+    std::int64_t end_pts = INT64_MAX;  // or the span ends at this pts of the video (a job's join)
+    bool active() const {
+      return start_seconds > 0 || end_seconds < std::numeric_limits<double>::infinity() || max_frames > 0 ||
+             end_pts != INT64_MAX;
+    }
+  };
+  Trim trim;
   // Bits per sample of the delivered frames: 0 keeps the source's own depth; 8 to 16 converts
   // every picture to that depth (--output-depth): limited-range samples by a shift (v << s up,
   // rounded down), full-range ones by v * M_out / M_in rounded (see io/depth_convert.hpp).
@@ -87,6 +111,14 @@ bool is_network_or_camera(const InputOptions& options);
 // first, once per GPU: the context is then made with NVDEC's flags and kept for the process's
 // life. Throws IoError when the GPU cannot decode.
 void prepare_gpu_decoding(int device);
+
+// ffmpeg's time syntax: seconds ("90", "1.5") or [-][HH:]MM:SS[.m...] ("1:30", "00:01:30.5");
+// false when `text` is neither.
+bool parse_time_text(const std::string& text, double* seconds);
+
+// The presentation time of `seconds` after an input's start (`start_time_us`, the container's
+// start time in microseconds) in `time_base`: where a trimmed span starts or ends.
+std::int64_t span_pts(std::int64_t start_time_us, double seconds, Rational time_base);
 
 // What the writer needs to know about the input video and its companions.
 struct VideoInfo {

@@ -159,6 +159,10 @@ struct MediaWriter::Impl {
   void check_paths(const MediaReader& source);
   const AVOutputFormat* choose_muxer();
   void choose_encoder(const AVOutputFormat& muxer_format);
+  void set_encoder_options();
+  // The user's encoder settings by FFmpeg's option names (b, maxrate, g, profile, ...).
+  std::vector<std::pair<std::string, std::string>> user_settings() const;
+  bool has_user_settings() const { return !user_settings().empty(); }
   void open_encoder(const MediaReader& source);
   void add_video_stream(const MediaReader& source, const AVCodecParameters* copied = nullptr,
                         AVRational copied_time_base = AVRational{0, 1});
@@ -179,6 +183,16 @@ void MediaWriter::Impl::check_paths(const MediaReader& source) {
   std::error_code error;
   const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, error)) throw_io(name, "folder " + folder.string() + " does not exist");
+  if (av_filename_number_test(options.url.c_str())) {
+    // A picture sequence (frame%04d.png): written in place, one file a frame; the first file
+    // already there stands for the sequence.
+    char first[4096];
+    if (av_get_frame_filename(first, sizeof first, options.url.c_str(), 1) == 0 && fs::exists(first, error) &&
+        !options.overwrite)
+      throw_io(name, std::string(first) + " already exists (use -y to overwrite)");
+    write_url = options.url;
+    return;
+  }
   if (fs::exists(output, error)) {
     const std::string input_url = source.format_context() ? source.format_context()->url : "";
     if (!input_url.empty() && !is_url(input_url) && fs::equivalent(output, input_url, error)) {
@@ -283,10 +297,26 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
                          format_name(layout, depth) + " to");
     }
   }
+  if (!options.pixel_format.empty()) {  // --pix-fmt: the encoder's format as asked, converted to
+    const AVPixelFormat asked = av_get_pix_fmt(options.pixel_format.c_str());
+    if (asked == AV_PIX_FMT_NONE)
+      throw EncoderOptionError(name + ": --pix-fmt " + options.pixel_format +
+                               ": no such pixel format (ffmpeg -pix_fmts lists them)");
+    if (accepted && !list_has(accepted, asked)) {
+      std::string formats;
+      for (const AVPixelFormat* f = accepted; *f != AV_PIX_FMT_NONE; ++f)
+        formats += std::string(formats.empty() ? "" : ", ") + av_get_pix_fmt_name(*f);
+      throw EncoderOptionError(name + ": --pix-fmt " + options.pixel_format + ": " + codec->name + " takes " + formats);
+    }
+    if (av_format_depth(asked) < depth)
+      throw EncoderOptionError(name + ": --pix-fmt " + options.pixel_format + " holds fewer bits than the frames' " +
+                               std::to_string(depth) + " (--output-depth converts them first)");
+    encoder_format = asked;
+  }
   needs_conversion = encoder_format != wanted && encoder_format != full_range_variant(wanted);
   // Bytes swapped only (rgb48le for png's rgb48be): nothing is lost, nothing to warn about.
   const bool byte_order_only = av_pix_fmt_swap_endianness(wanted) == encoder_format;
-  if (needs_conversion && !byte_order_only) {
+  if (needs_conversion && !byte_order_only && options.pixel_format.empty()) {
     warn(name, format_name(layout, depth) + " converted to " + av_get_pix_fmt_name(encoder_format) + " for the " +
                    codec->name + " encoder");
   }
@@ -372,18 +402,50 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     }
   }
   if (muxer->oformat->flags & AVFMT_GLOBALHEADER) encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  set_encoder_options();
 
-  Dictionary encoder_options;
-  for (const auto& [key, value] : options.encoder_options) encoder_options.set(key, value);
-  const int result = avcodec_open2(encoder.get(), codec, encoder_options.slot());
+  const int result = avcodec_open2(encoder.get(), codec, nullptr);
+  if (result == AVERROR(EINVAL) && has_user_settings()) {
+    std::string given;
+    for (const auto& [key, value] : user_settings()) given += (given.empty() ? "" : ", ") + key + "=" + value;
+    throw EncoderOptionError(name + ": " + codec->name + " refused these settings (" + given + "): " +
+                             av_error_text(result));
+  }
   if (result < 0) {
     std::string cause = std::string(codec->name) + ": cannot open the encoder (" + av_error_text(result) + ")";
     if (std::strstr(codec->name, "nvenc")) cause += " (this GPU has no NVENC engine, or no NVIDIA driver?)";
     else if (std::strstr(codec->name, "vaapi") || std::strstr(codec->name, "qsv")) cause += " (no usable hardware device?)";
     throw_io(name, cause);
   }
-  if (av_dict_count(encoder_options.get()) > 0) {
-    warn(name, std::string("options not used by ") + codec->name + ": " + encoder_options.keys());
+}
+
+// The user's encoder settings, each set by name (the encoder's private options first, as ffmpeg
+// looks them up) before the encoder opens: an unknown name or a refused value is an error here,
+// before any frame is encoded.
+std::vector<std::pair<std::string, std::string>> MediaWriter::Impl::user_settings() const {
+  std::vector<std::pair<std::string, std::string>> settings;
+  if (!options.bitrate.empty()) settings.emplace_back("b", options.bitrate);
+  if (!options.maxrate.empty()) settings.emplace_back("maxrate", options.maxrate);
+  if (!options.bufsize.empty()) settings.emplace_back("bufsize", options.bufsize);
+  if (options.keyint > 0) settings.emplace_back("g", std::to_string(options.keyint));
+  if (!options.profile.empty()) settings.emplace_back("profile", options.profile);
+  if (!options.tune.empty()) settings.emplace_back("tune", options.tune);
+  for (const auto& [key, value] : options.encoder_options) settings.emplace_back(key, value);
+  return settings;
+}
+
+void MediaWriter::Impl::set_encoder_options() {
+  const std::vector<std::pair<std::string, std::string>> settings = user_settings();
+  // A bitrate replaces libx264/libx265's default constant rate factor.
+  if (!options.bitrate.empty() && codec_is_x26x(*codec)) av_opt_set(encoder->priv_data, "crf", "-1", 0);
+  for (const auto& [key, value] : settings) {
+    const int result = av_opt_set(encoder.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN);
+    if (result == AVERROR_OPTION_NOT_FOUND)
+      throw EncoderOptionError(name + ": " + codec->name + " has no option '" + key + "' (ffmpeg -h encoder=" +
+                               codec->name + " lists its options)");
+    if (result < 0)
+      throw EncoderOptionError(name + ": " + codec->name + ": option " + key + "=" + value + " refused (" +
+                               av_error_text(result) + ")");
   }
 }
 
@@ -481,7 +543,8 @@ void MediaWriter::Impl::open_output() {
   }
   Dictionary muxer_options;
   // image2 with a plain file name (no %d pattern) writes its one picture to exactly that name.
-  if (std::strcmp(context->oformat->name, "image2") == 0) muxer_options.set("update", "1");
+  if (std::strcmp(context->oformat->name, "image2") == 0 && !av_filename_number_test(options.url.c_str()))
+    muxer_options.set("update", "1");
   const int result = avformat_write_header(context, muxer_options.slot());
   if (result < 0) throw_io(name, "cannot write the header", result);
 }
@@ -539,6 +602,13 @@ void MediaWriter::Impl::send(AVFrame* frame) {
 }
 
 // --- MediaWriter ---------------------------------------------------------------------------
+
+bool writes_one_picture(const OutputOptions& options) {
+  if (options.url.empty() || options.url == "-") return false;
+  const AVOutputFormat* format = options.format.empty() ? av_guess_format(nullptr, options.url.c_str(), nullptr)
+                                                        : av_guess_format(options.format.c_str(), nullptr, nullptr);
+  return format && std::strcmp(format->name, "image2") == 0 && av_filename_number_test(options.url.c_str()) == 0;
+}
 
 MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source, int width,
                          int height, PixelFormat format, int depth)

@@ -17,6 +17,12 @@ namespace hazefree::io {
 
 class PacketReader;
 
+// An encoder option (OutputOptions) the encoder does not know or whose value it refuses: a
+// configuration error, found before the encoder opens.
+struct EncoderOptionError : IoError {
+  using IoError::IoError;
+};
+
 struct OutputOptions {
   std::string url;            // path, URL or "-" for stdout
   std::string format;         // forced container; empty = from the name ("-" -> yuv4mpegpipe)
@@ -25,8 +31,23 @@ struct OutputOptions {
   std::string preset = "veryfast";
   bool low_latency = false;   // --live: zerolatency tune, no B-frames
   bool overwrite = false;     // -y
+  // Rate control and GOP (ffmpeg's -b:v, -maxrate, -bufsize, -g; empty or 0: the encoder's own),
+  // profile and tune; then the encoder's options by name (its private ones included, e.g.
+  // x264-params). Each is set before the encoder opens: one it does not know, or a value it
+  // refuses, is an IoError naming the option.
+  std::string bitrate;
+  std::string maxrate;
+  std::string bufsize;
+  int keyint = 0;
+  std::string profile;
+  std::string tune;
+  std::string pixel_format;   // the encoder's pixel format (ffmpeg's -pix_fmt); empty = the nearest it takes
   std::map<std::string, std::string> encoder_options;
 };
+
+// True when `options` writes one still picture to a plain name (image2 without a %d pattern):
+// every frame would replace the one before.
+bool writes_one_picture(const OutputOptions& options);
 
 class MediaWriter {
  public:

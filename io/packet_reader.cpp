@@ -45,6 +45,10 @@ Packet PacketReader::next() {
   }
 }
 
+std::int64_t PacketReader::start_time_us() const {
+  return impl_->demuxer->start_time != AV_NOPTS_VALUE ? impl_->demuxer->start_time : 0;
+}
+
 Rational PacketReader::time_base() const {
   const AVRational tb = impl_->demuxer->streams[impl_->video_index]->time_base;
   return {tb.num, tb.den};
@@ -116,6 +120,7 @@ VideoIndex index_video_packets(const std::string& url) {
   PacketReader reader(url);
   VideoIndex index;
   index.time_base = reader.time_base();
+  index.start_time_us = reader.start_time_us();
   index.frame_rate = reader.frame_rate();
   index.codec_name = reader.codec_name();
   index.other_streams = reader.other_stream_count();

@@ -24,6 +24,7 @@ class PacketReader {
   // The next packet of the video stream in file (decode) order; null at the end. Throws IoError.
   Packet next();
   Rational time_base() const;      // of the video stream
+  std::int64_t start_time_us() const;  // the container's start time (0 when unknown)
   Rational frame_rate() const;     // average (or guessed), 0/1 unknown
   const AVCodecParameters* codec_parameters() const;
   std::string codec_name() const;
@@ -47,6 +48,7 @@ struct VideoPacketInfo {
 
 struct VideoIndex {
   Rational time_base;
+  std::int64_t start_time_us = 0;  // the container's start time, where a trimmed span counts from
   Rational frame_rate;
   std::string codec_name;
   int other_streams = 0;

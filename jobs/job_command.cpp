@@ -30,14 +30,16 @@ int plan_command(int argc, char** argv) {
   RunOptions options;
   std::string exit_message;
   std::vector<std::string> files;
+  JobFlags job_flags;
   if (!parse_command_line(argc, argv, options, exit_message, &files,
                           "hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...]: cuts the inputs into chunks at "
-                          "keyframes (reading packets only) and writes the job into DIR")) {
+                          "keyframes (reading packets only) and writes the job into DIR",
+                          [&job_flags](CLI::App& app) { job_flags.add_to(app, true); })) {
     fmt::print("{}", exit_message);
     return 0;
   }
   if (options.live) throw UsageError("job plan: --live sources cannot be cut into chunks");
-  const ChunkRequest request = chunk_request(options.job);
+  const ChunkRequest request = chunk_request(job_flags.options());
   std::vector<std::pair<std::string, std::string>> pairs;
   for (std::size_t i = 1; i + 1 < files.size(); i += 2) pairs.emplace_back(files[i], files[i + 1]);
   const Plan plan = make_plan(pairs, options, request);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs/job_options.hpp"
 #include "pipeline/options.hpp"
 
 namespace hazefree::jobs {
@@ -14,7 +15,7 @@ namespace hazefree::jobs {
 int job_main(int argc, char** argv);
 
 // `hazefree --chunks ...`: plan, then the chunks on this machine's workers, join; returns the exit status.
-int run_local_job(const RunOptions& options);
+int run_local_job(const RunOptions& options, const JobOptions& job);
 
 // `job slurm`: writes DIR/slurm/{analyze,render,join}.sbatch and submits them with sbatch
 // (render after the analysis, join after the render; each array task requeued on failure of its

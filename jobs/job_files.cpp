@@ -140,6 +140,19 @@ void TaskRun::done(std::int64_t frames) {
   line(fmt::format("{} {} done: {} frames in {:.2f} s", to_string(stage_), index_, frames, s.seconds));
 }
 
+void TaskRun::progress(std::int64_t frames) {
+  const double now = now_seconds();
+  if (now - last_progress_ < 2.0) return;
+  last_progress_ = now;
+  TaskState s = state("running");
+  s.frames = frames;
+  s.seconds = now - start_;
+  try {
+    write_task_state(dir_, stage_, index_, s);
+  } catch (const std::exception&) {  // a progress note lost is no failure of the task
+  }
+}
+
 void TaskRun::failed(const std::string& error) {
   TaskState s = state("failed");
   s.error = error;

@@ -58,6 +58,8 @@ class TaskRun {
   void line(const std::string& text);  // stderr (unless quiet) and the log
   void done(std::int64_t frames);
   void failed(const std::string& error);
+  // Frames encoded so far, into the running state (for `job status`), every two seconds at most.
+  void progress(std::int64_t frames);
   void set_decoded(std::string where) { decoded_ = std::move(where); }  // recorded with done()
 
  private:
@@ -68,6 +70,7 @@ class TaskRun {
   std::string plan_id_;
   bool quiet_;
   double start_;
+  double last_progress_ = 0.0;
   std::string decoded_;
 };
 

@@ -201,10 +201,31 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
       seek_of_start.push_back(seek);
     }
     const double tick = index.time_base.den ? double(index.time_base.num) / index.time_base.den : 0.0;
-    in.frames = static_cast<std::int64_t>(n);
-    in.seconds = static_cast<double>(sorted_pts.back() - sorted_pts.front()) * tick +
+    // The span of -ss, -t/-to and --frames: frames lo .. hi - 1 in presentation order; the
+    // chunks cut it alone, their frames numbered from its first.
+    const std::int64_t all_frames = static_cast<std::int64_t>(n);
+    std::int64_t lo = 0, hi = all_frames;
+    const io::InputOptions::Trim& trim = settings.input_options.trim;
+    if (trim.active()) {
+      auto frame_at = [&](double seconds) {
+        const std::int64_t pts = io::span_pts(index.start_time_us, seconds, index.time_base);
+        return std::lower_bound(sorted_pts.begin(), sorted_pts.end(), pts) - sorted_pts.begin();
+      };
+      lo = frame_at(trim.start_seconds);
+      if (std::isfinite(trim.end_seconds)) hi = frame_at(trim.end_seconds);
+      if (trim.max_frames > 0) hi = std::min(hi, lo + trim.max_frames);
+      if (lo >= hi)
+        throw UsageError("input.start", fmt::format("{}: no frame between -ss {} and the end of the span", input_arg,
+                                                    trim.start_seconds));
+    }
+    const std::vector<std::int64_t> span_pts(sorted_pts.begin() + lo, sorted_pts.begin() + hi);
+    std::vector<std::int64_t> span_keyframes;
+    for (const std::int64_t f : keyframe_starts)
+      if (f >= lo && f < hi) span_keyframes.push_back(f - lo);
+    in.frames = hi - lo;
+    in.seconds = static_cast<double>(span_pts.back() - span_pts.front()) * tick +
                  (index.frame_rate.num > 0 ? double(index.frame_rate.den) / index.frame_rate.num : 0.0);
-    std::vector<std::int64_t> starts = choose_starts(input_arg, keyframe_starts, sorted_pts, tick, request);
+    std::vector<std::int64_t> starts = choose_starts(input_arg, span_keyframes, span_pts, tick, request);
     starts.insert(starts.begin(), 0);
     const int input_number = static_cast<int>(plan.inputs.size());
     for (std::size_t k = 0; k < starts.size(); ++k) {
@@ -214,13 +235,15 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
       c.first_frame = starts[k];
       const std::int64_t end = k + 1 < starts.size() ? starts[k + 1] : in.frames;
       c.frames = end - starts[k];
-      c.from_start = k == 0;
-      c.to_end = k + 1 == starts.size();
-      c.first_pts = sorted_pts[static_cast<std::size_t>(starts[k])];
-      c.end_pts = c.to_end ? 0 : sorted_pts[static_cast<std::size_t>(end)];
+      c.from_start = k == 0 && lo == 0;
+      c.to_end = k + 1 == starts.size() && hi == all_frames;
+      c.first_pts = sorted_pts[static_cast<std::size_t>(lo + starts[k])];
+      c.end_pts = c.to_end ? 0 : sorted_pts[static_cast<std::size_t>(lo + end)];
       if (!c.from_start) {
-        const auto at = std::lower_bound(keyframe_starts.begin(), keyframe_starts.end(), starts[k]) - keyframe_starts.begin();
-        c.seek_dts = seek_of_start[static_cast<std::size_t>(at)];
+        // The keyframe at or before the chunk's first frame (the chunk's own, past the first).
+        const auto at = std::upper_bound(keyframe_starts.begin(), keyframe_starts.end(), lo + starts[k]) -
+                        keyframe_starts.begin() - 1;
+        c.seek_dts = seek_of_start[static_cast<std::size_t>(std::max<std::ptrdiff_t>(at, 0))];
       }
       chunks.push_back(c);
     }

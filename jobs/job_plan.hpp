@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "jobs/job_options.hpp"
 #include "pipeline/options.hpp"
 
 namespace hazefree::jobs {

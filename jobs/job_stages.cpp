@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "io/chunk_join.hpp"
 #include "io/media_reader.hpp"
 #include "jobs/job_files.hpp"
+#include "jobs/job_progress.hpp"
 #include "kernels/temporal_state.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/processor_factory.hpp"
@@ -270,6 +273,7 @@ void render_task(const std::string& dir, int task, const StageOptions& options) 
     if (plan.analysis) chunk_run.start_state = start_state_from_files(dir, plan, task);
     run.line(fmt::format("render {}: {}", task, describe_task(plan, task)));
     run.set_decoded(chunk_run.input_options.hwdec.empty() ? "cpu" : "nvdec");
+    chunk_run.on_frame_written = [&run](std::int64_t written, std::int64_t) { run.progress(written); };
     const RunSummary summary = run_pipeline(chunk_run);
     check_chunk_rendered(dir, plan, task, summary);
     run.line(fmt::format("render {}: {:.1f} fps on {}", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0,
@@ -315,13 +319,21 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
       throw JobError(fmt::format("{}: cannot join {}: {}", dir, in.output, problem));
   as_task(dir, plan, Stage::join, input, options, [&](TaskRun& run) -> std::int64_t {
     check_input_unchanged(dir, in);
-    io::OutputOptions output = plan_settings(plan).output_options;
+    const RunOptions settings = plan_settings(plan);
+    io::OutputOptions output = settings.output_options;
     output.url = in.output;
     output.overwrite = plan.overwrite;
     std::vector<std::string> chunk_files;
     for (const int task : in.chunks) chunk_files.push_back(chunk_path(dir, task));
+    // The source's other streams over the job's span: its start, and the end of its last chunk.
+    io::InputOptions source;
+    source.url = in.input;
+    source.trim = trim_of(settings);
+    source.trim.max_frames = 0;
+    const ChunkPlan& last = plan.tasks[static_cast<std::size_t>(in.chunks.back())];
+    if (!last.to_end) source.trim.end_pts = last.end_pts;
     run.line(fmt::format("join {}: {} chunks -> {}", input, in.chunks.size(), in.output));
-    return io::join_chunks(chunk_files, in.input, output, in.frames);
+    return io::join_chunks(chunk_files, source, output, in.frames);
   });
 }
 
@@ -352,6 +364,9 @@ std::string job_status(const std::string& dir, bool as_json) {
   std::string text = fmt::format("job {} (plan {}, {} tasks, {} inputs)\n", dir, plan.id, plan.tasks.size(), plan.inputs.size());
   text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12} {}\n", "task", "chunk", "frames", "analyze", "render", "decoded");
   int done = 0;
+  JobProgress progress;
+  progress.chunks = static_cast<int>(plan.tasks.size());
+  for (const InputPlan& in : plan.inputs) progress.frames_total += in.frames;
   for (const ChunkPlan& c : plan.tasks) {
     const std::optional<TaskState> a = read_task_state(dir, Stage::analyze, c.task);
     const std::optional<TaskState> r = read_task_state(dir, Stage::render, c.task);
@@ -359,7 +374,15 @@ std::string job_status(const std::string& dir, bool as_json) {
     const std::string analyze = needs_analysis ? state_word(plan, a) : (a ? state_word(plan, a) : "not needed");
     std::string render = state_word(plan, r);
     if (render == "done" && !chunk_problem(dir, plan, c.task).empty()) render = "missing";
-    if (render == "done") ++done;
+    if (render == "done") {
+      ++done;
+      progress.frames_done += c.frames;
+    } else if (render == "running" && process_alive(*r)) {
+      ++progress.running;
+      progress.frames_done += std::min(r->frames, c.frames);
+    } else if (render == "failed") {
+      ++progress.failed;
+    }
     // Where the chunk's frames were decoded, and how many times: by its render, and by its
     // analysis where that decoded them itself (the two-pass form) rather than with the render.
     std::vector<std::string> decoded_on;
@@ -397,6 +420,17 @@ std::string job_status(const std::string& dir, bool as_json) {
   }
   j["rendered"] = done;
   text += fmt::format("{} of {} chunks rendered\n", done, plan.tasks.size());
+  // The rate since the job was planned (its plan.json written).
+  std::error_code error;
+  const auto planned = fs::last_write_time(plan_path(dir), error);
+  progress.done = done;
+  const double since_planned = std::chrono::duration<double>(fs::file_time_type::clock::now() - planned).count();
+  progress.elapsed_seconds = error ? 0.0 : std::max(0.0, since_planned);
+  progress.fps = progress.elapsed_seconds > 0 ? static_cast<double>(progress.frames_done) / progress.elapsed_seconds : 0.0;
+  text += progress_line(progress) + "\n";
+  j["progress"] = {{"frames_done", progress.frames_done}, {"frames_total", progress.frames_total},
+                   {"fps", progress.fps}, {"elapsed_seconds", progress.elapsed_seconds},
+                   {"running", progress.running}, {"done", progress.done}, {"failed", progress.failed}};
   return as_json ? j.dump(2) + "\n" : text;
 }
 

@@ -37,6 +37,7 @@
 #include "jobs/job_command.hpp"
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
+#include "jobs/job_progress.hpp"
 #include "jobs/job_stages.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/temporal_state.hpp"
@@ -124,8 +125,8 @@ struct Layout {
 // only several at once: one x264 keeps about 14 of 32 cores busy, docs/SCALING.md), one per four
 // cores; two chunks per worker, shrinking toward the end, so that the waves overlap and the last
 // ones end together; no chunk shorter than two seconds, nor larger than its worker's memory share.
-Layout choose_layout(const RunOptions& options, const io::VideoInfo& video, std::int64_t bytes_per_frame) {
-  const JobOptions& job = options.job;
+Layout choose_layout(const RunOptions& options, const JobOptions& job, const io::VideoInfo& video,
+                     std::int64_t bytes_per_frame) {
   Layout layout;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
@@ -307,6 +308,11 @@ class LocalJob {
       const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
       if (!task_done(dir_, plan_, Stage::render, task) || (needs_analysis(c) && !task_done(dir_, plan_, Stage::analyze, task)))
         ++total_;
+      frames_total_ += c.frames;
+      if (task_done(dir_, plan_, Stage::render, task)) {  // rendered by an earlier run of the job
+        frames_before_ += c.frames;
+        ++chunks_done_;
+      }
     }
   }
 
@@ -323,11 +329,21 @@ class LocalJob {
     }
     // Waits for the workers, and turns a stop request (a signal) into the board's abort, which
     // wakes the chunks waiting for their start state.
+    // Meanwhile the progress line: redrawn in place twice a second on a terminal, else a line
+    // every five seconds.
     std::size_t ended = 0;
     bool stop_seen = false;
+    const auto started = std::chrono::steady_clock::now();
+    const int interval_ms = on_terminal_ ? 500 : 5000;
+    auto next_line = started + std::chrono::milliseconds(on_terminal_ ? 0 : interval_ms);
     while (ended < workers.size()) {
+      if (!options_.quiet && std::chrono::steady_clock::now() >= next_line) {
+        show_progress(started, false);
+        next_line += std::chrono::milliseconds(interval_ms);
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_line - std::chrono::steady_clock::now());
       pollfd wake[2] = {{done_pipe[0], POLLIN, 0}, {stop_request_fd(), POLLIN, 0}};
-      if (poll(wake, stop_seen ? 1 : 2, -1) < 0) {
+      if (poll(wake, stop_seen ? 1 : 2, static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, interval_ms))) < 0) {
         if (errno == EINTR) continue;
         break;  // the joins below still wait for every worker
       }
@@ -342,6 +358,7 @@ class LocalJob {
       }
     }
     for (std::thread& t : workers) t.join();
+    if (!options_.quiet && on_terminal_) show_progress(started, true);
     close(done_pipe[0]);
     close(done_pipe[1]);
     if (stop_requested()) return false;
@@ -371,7 +388,29 @@ class LocalJob {
   void say(const std::string& line) {
     if (options_.quiet) return;
     std::lock_guard lock(print_mutex_);
-    fmt::print(stderr, "hazefree: {}\n", line);
+    // Over the progress line, which the next redraw puts back below.
+    fmt::print(stderr, "{}hazefree: {}\n", drawn_ ? "\r\x1b[K" : "", line);
+    drawn_ = false;
+  }
+
+  void show_progress(std::chrono::steady_clock::time_point started, bool last) {
+    JobProgress p;
+    p.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::int64_t frames_now = frames_this_run_.load();
+    p.frames_done = frames_before_ + frames_now;
+    p.frames_total = frames_total_;
+    p.fps = p.elapsed_seconds > 0 ? static_cast<double>(frames_now) / p.elapsed_seconds : 0.0;
+    p.chunks = static_cast<int>(plan_.tasks.size());
+    p.running = running_.load();
+    p.done = chunks_done_.load();
+    p.failed = chunks_failed_.load();
+    std::lock_guard lock(print_mutex_);
+    if (on_terminal_) {
+      fmt::print(stderr, "\rhazefree: {}\x1b[K{}", progress_line(p), last ? "\n" : "");
+      drawn_ = !last;
+    } else {
+      fmt::print(stderr, "hazefree: {}\n", progress_line(p));
+    }
   }
 
   void work(const Slot& slot) {
@@ -459,6 +498,29 @@ class LocalJob {
     if (!worker.render) worker.render = create_processor(processing_for(worker.slot), options_.verbose);
     worker.render->reset();
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
+    std::int64_t counted = 0;  // this render's frames in frames_this_run_
+    chunk_run.on_frame_written = [this, &render, &counted](std::int64_t written, std::int64_t) {
+      frames_this_run_ += written - counted;
+      counted = written;
+      render.progress(written);
+    };
+    // The chunk counted as running while it renders; a render that fails takes its frames back
+    // (its chunk is rendered again).
+    struct Running {
+      LocalJob& job;
+      const std::int64_t& counted;
+      bool ok = false;
+      Running(LocalJob& j, const std::int64_t& c) : job(j), counted(c) { ++job.running_; }
+      ~Running() {
+        --job.running_;
+        if (ok) {
+          ++job.chunks_done_;
+        } else {
+          ++job.chunks_failed_;
+          job.frames_this_run_ -= counted;
+        }
+      }
+    } running(*this, counted);
     try {
       render.line(fmt::format("render {}: {}{}", task, describe_task(plan_, task),
                               plan_.analysis ? (fused ? " (decoded once, with its analysis)" : "") : ""));
@@ -468,6 +530,7 @@ class LocalJob {
       render.line(fmt::format("render {}: {:.1f} fps on {}", task,
                               summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0, summary.processor));
       render.done(summary.frames_out);
+      running.ok = true;
     } catch (const std::exception& e) {
       // Stopped because another task failed (or a stop request): this one was only interrupted.
       const std::string why = stop_.load() ? fmt::format("{}: render {} interrupted", dir_, task) : e.what();
@@ -520,12 +583,21 @@ class LocalJob {
   std::string failure_;
   std::atomic<bool> stop_{false};
   std::mutex print_mutex_;
+  // The progress line's counts: frames encoded by this run's renders, and before it (chunks an
+  // earlier run of the job left done), chunks running, done and failed.
+  const bool on_terminal_ = isatty(STDERR_FILENO) != 0;
+  bool drawn_ = false;  // the progress line is on the screen, unfinished
+  std::int64_t frames_total_ = 0;
+  std::int64_t frames_before_ = 0;
+  std::atomic<std::int64_t> frames_this_run_{0};
+  std::atomic<int> running_{0};
+  std::atomic<int> chunks_done_{0};
+  std::atomic<int> chunks_failed_{0};
 };
 
 }  // namespace
 
-int run_local_job(const RunOptions& options) {
-  const JobOptions& job = options.job;
+int run_local_job(const RunOptions& options, const JobOptions& job) {
   if (options.live) throw UsageError("--chunks: a --live source cannot be cut into chunks");
   if (options.input == "-" || io::is_network_or_camera(options.input_options))
     throw UsageError(fmt::format("{}: --chunks needs a file to cut into chunks, not a pipe, stream or camera", options.input));
@@ -545,7 +617,7 @@ int run_local_job(const RunOptions& options) {
     video = reader.video();
   }
   const auto bytes_per_frame = static_cast<std::int64_t>(frame_bytes(video.format, video.width, video.height, 64, video.depth));
-  const Layout layout = choose_layout(options, video, bytes_per_frame);
+  const Layout layout = choose_layout(options, job, video, bytes_per_frame);
   if (!layout.line.empty() && !options.quiet) fmt::print(stderr, "hazefree: {}\n", layout.line);
   ChunkRequest request = chunk_request(job);
   if (job.auto_chunks) request.chunks = layout.chunks;

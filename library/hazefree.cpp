@@ -357,7 +357,12 @@ RunResult run(const std::string& input, const std::string& output, const Options
   }
   if (input.empty()) throw OptionError("input", "input: empty path");
   if (output.empty()) throw OptionError("output", "output: empty path");
-  const RunSummary summary = run_pipeline(run_options);
+  RunSummary summary;
+  try {
+    summary = run_pipeline(run_options);
+  } catch (const UsageError& e) {  // found once the input is open: -ss past its end, an encoder option
+    throw OptionError(e.key(), e.what());
+  }
   RunResult result;
   result.frames_in = summary.frames_in;
   result.frames_out = summary.frames_out;

@@ -6,7 +6,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cmath>
+#include <map>
 #include <limits>
 
 namespace hazefree {
@@ -93,6 +94,75 @@ ConfigKey bool_key(KeySpec spec, Access access) {
   return key;
 }
 
+// A time key: seconds, or ffmpeg's [HH:]MM:SS[.m...]; `none` (RunOptions::kNone) where the key
+// may be left unset.
+template <typename Access>
+ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access access) {
+  spec.bounds = bounds;
+  if (unset_allowed) spec.choices = {"none"};
+  spec.help += "; seconds or [HH:]MM:SS[.frac]";
+  spec.range = range_text(spec);
+  ConfigKey key;
+  static_cast<KeySpec&>(key) = spec;
+  key.set = [spec, unset_allowed, access](RunOptions& o, const std::string& v) {
+    if (unset_allowed && v == "none") {
+      access(o) = RunOptions::kNone;
+      return;
+    }
+    double seconds = 0.0;
+    if (!io::parse_time_text(v, &seconds)) refuse_value(spec, v);
+    check_bounds(spec, seconds, v);
+    access(o) = seconds;
+  };
+  key.get = [access](const RunOptions& o) {
+    const double v = access(o);
+    return v == RunOptions::kNone ? quote("none") : fmt::format("{}", v);
+  };
+  return key;
+}
+
+// A TOML basic string.
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// One value of output.encoder_options (see ConfigKey::table).
+void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>& options, const std::string& v) {
+  if (v.empty()) {
+    options.clear();
+    return;
+  }
+  if (v.front() == '{') {
+    toml::table parsed;
+    try {
+      parsed = toml::parse("t = " + v);
+    } catch (const toml::parse_error& e) {
+      throw KeyError(spec.name, fmt::format("{}: {} is not a TOML table ({})", spec.name, v, e.description()));
+    }
+    const toml::table* t = parsed["t"].as_table();
+    if (!t) refuse_value(spec, v);
+    options.clear();
+    for (const auto& [name, node] : *t) {
+      std::string value;
+      if (auto str = node.as_string()) value = str->get();
+      else if (auto i = node.as_integer()) value = std::to_string(i->get());
+      else if (auto d = node.as_floating_point()) value = fmt::format("{}", d->get());
+      else refuse_value(spec, v);
+      options[std::string(name.str())] = value;
+    }
+    return;
+  }
+  const auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw KeyError(spec.name, fmt::format("{}: {}: expected key=value (e.g. x264-params=keyint=60)", spec.name, v));
+  options[v.substr(0, eq)] = v.substr(eq + 1);
+}
+
 std::vector<ConfigKey> make_keys() {
   using K = ConfigKind;
   std::vector<ConfigKey> k;
@@ -105,6 +175,17 @@ std::vector<ConfigKey> make_keys() {
   for (const ProcessingKey& p : processing_keys())
     if (p.spec.name.find('.') != std::string::npos) k.push_back(processing_row(p));
 
+  k.push_back(time_key(spec_of("input.start",
+                               "start here (ffmpeg's -ss): seek to the keyframe at or before it, then drop the pictures "
+                               "before it; the output's timestamps start at zero",
+                               K::number, "--start"),
+                       Bounds::at_least(0), false, [](auto& o) -> auto& { return o.trim_start; }));
+  k.push_back(time_key(spec_of("input.duration", "process this long from the start (ffmpeg's -t); none = to the end",
+                               K::number, "-t,--duration"),
+                       Bounds::above(0), true, [](auto& o) -> auto& { return o.trim_duration; }));
+  k.push_back(time_key(spec_of("input.to", "stop at this position of the input (ffmpeg's -to); none = the end",
+                               K::number, "--to"),
+                       Bounds::above(0), true, [](auto& o) -> auto& { return o.trim_to; }));
   k.push_back(string_key(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
                                  K::text, "--input-format"),
                          "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
@@ -161,6 +242,57 @@ std::vector<ConfigKey> make_keys() {
                               Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
   k.push_back(string_key(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
                          [](auto& o) -> auto& { return o.output_options.preset; }));
+  k.push_back(number_key<std::int64_t>(
+      spec_of("output.frames", "write at most this many frames (ffmpeg's -frames:v); 0 = all", K::integer,
+              "--frames"),
+      Bounds::at_least(0), [](auto& o) -> auto& { return o.max_frames; }));
+  k.push_back(string_key(spec_of("output.bitrate", "target video bitrate (ffmpeg's -b:v), e.g. 4M or 2500k; empty = "
+                                                   "the encoder's rate control (crf for libx264/libx265)",
+                                 K::text, "--bitrate"),
+                         "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bitrate; }));
+  k.push_back(string_key(spec_of("output.maxrate", "largest bitrate (VBV, with output.bufsize), e.g. 5M", K::text,
+                                 "--maxrate"),
+                         "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.maxrate; }));
+  k.push_back(string_key(spec_of("output.bufsize", "rate-control buffer size (VBV), e.g. 10M", K::text, "--bufsize"),
+                         "bits, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bufsize; }));
+  k.push_back(number_key<int>(spec_of("output.keyint",
+                                      "largest distance between keyframes, in frames (ffmpeg's -g); 0 = the encoder's "
+                                      "own; a job's chunks each start with one",
+                                      K::integer, "-g,--keyint"),
+                              Bounds::closed(0, 100000), [](auto& o) -> auto& { return o.output_options.keyint; }));
+  k.push_back(string_key(spec_of("output.profile", "encoder profile (high, main, main10, ...); empty = the encoder's "
+                                                   "choice",
+                                 K::text, "--profile"),
+                         "a profile of the encoder", [](auto& o) -> auto& { return o.output_options.profile; }));
+  k.push_back(string_key(spec_of("output.tune", "encoder tuning (film, grain, animation, ...); empty = none", K::text,
+                                 "--tune"),
+                         "a tune of the encoder", [](auto& o) -> auto& { return o.output_options.tune; }));
+  k.push_back(string_key(spec_of("output.pix_fmt",
+                                 "the encoder's pixel format (ffmpeg's -pix_fmt: yuv444p, yuv420p10le, ...), converted "
+                                 "to from the frames; it must hold their depth; empty = the nearest the encoder takes",
+                                 K::text, "--pix-fmt"),
+                         "an FFmpeg pixel format the encoder takes", [](auto& o) -> auto& { return o.output_options.pixel_format; }));
+  {
+    ConfigKey table;
+    static_cast<KeySpec&>(table) =
+        spec_of("output.encoder_options",
+                "private options of the encoder as key=value (x264-params, x265-params, svtav1-params, rc, ...); an "
+                "option the encoder does not know is refused before encoding",
+                K::text, "--encoder-opt");
+    table.accepted = "key=value (repeatable), or a table";
+    table.range = range_text(table);
+    table.table = true;
+    table.set = [spec = static_cast<const KeySpec&>(table)](RunOptions& o, const std::string& v) {
+      set_encoder_option(spec, o.output_options.encoder_options, v);
+    };
+    table.get = [](const RunOptions& o) {
+      std::string text;
+      for (const auto& [name, value] : o.output_options.encoder_options)
+        text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", toml_string(name), toml_string(value));
+      return "{" + (text.empty() ? text : " " + text + " ") + "}";
+    };
+    k.push_back(table);
+  }
   k.push_back(bool_key(spec_of("pipeline.live",
                                "low-latency mode for live sources: short queues, drop the oldest frame when behind",
                                K::boolean, "--live"),
@@ -202,7 +334,19 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
   for (const auto& [name, node] : table) {
     const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const toml::table* sub = node.as_table()) {
-      apply_table(options, *sub, key, path);
+      const auto row = std::find_if(config_keys().begin(), config_keys().end(),
+                                    [&key](const ConfigKey& k) { return k.name == key && k.table; });
+      if (row == config_keys().end()) {
+        apply_table(options, *sub, key, path);
+        continue;
+      }
+      try {
+        row->set(options, "");
+        for (const auto& [name, item] : *sub)
+          row->set(options, std::string(name.str()) + "=" + node_text(key + "." + std::string(name.str()), item));
+      } catch (const UsageError& e) {
+        throw UsageError(e.key(), fmt::format("{}: {}", path, e.what()));
+      }
       continue;
     }
     try {
@@ -229,16 +373,22 @@ struct KeyFlags::Flag {
   const ConfigKey* key = nullptr;
   CLI::Option* option = nullptr;
   std::string value;  // as given, parsed by the key's setter
+  std::vector<std::string> values;  // table keys: each "key=value" given
   bool on = false;    // boolean keys: a flag without a value
 };
 
-KeyFlags::KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted) {
+KeyFlags::KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted) { add(app, wanted, ""); }
+
+void KeyFlags::add(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted, const std::string& group) {
   for (const ConfigKey& key : config_keys()) {
     if (key.flag.empty() || !wanted(key)) continue;
     auto flag = std::make_unique<Flag>();
     flag->key = &key;
     if (key.kind == ConfigKind::boolean) {
       flag->option = app.add_flag(key.flag, flag->on, fmt::format("{} (key {})", key.help, key.name));
+    } else if (key.table) {
+      flag->option = app.add_option(key.flag, flag->values, fmt::format("{}: {} (key {})", key.help, key.accepted, key.name))
+                         ->allow_extra_args(false);
     } else {
       std::string text = default_text(key);
       if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
@@ -248,6 +398,7 @@ KeyFlags::KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& w
                                     fmt::format("{}: {} (default {}; key {})", key.help, accepted,
                                                 text.empty() ? "empty" : text, key.name));
     }
+    if (!group.empty()) flag->option->group(group);
     flags_.push_back(std::move(flag));
   }
 }
@@ -258,6 +409,8 @@ void KeyFlags::apply(RunOptions& options) const {
   for (const auto& flag : flags_) {
     if (flag->key->kind == ConfigKind::boolean) {
       if (flag->on) flag->key->set(options, "true");
+    } else if (flag->key->table) {
+      for (const std::string& value : flag->values) flag->key->set(options, value);
     } else if (flag->option->count() > 0) {
       flag->key->set(options, flag->value);
     }
@@ -354,22 +507,53 @@ void finalize_options(RunOptions& options) {
     options.input_options.low_delay = true;
     options.output_options.low_latency = true;
   }
+  options.input_options.trim = trim_of(options);
+  if (options.trim_start > 0 && options.live)
+    throw UsageError("input.start", "-ss (input.start): a --live source cannot seek");
+  // A still image with a plain name holds one picture: the first frame of the span, said so
+  // unless --frames 1 asked for it; more is refused.
+  if (!options.output.empty() && io::writes_one_picture(options.output_options)) {
+    if (options.max_frames > 1)
+      throw UsageError("output.frames", fmt::format("{}: a still image holds one picture: give --frames 1, or a name "
+                                                    "with a frame number such as frame%04d.png for a sequence",
+                                                    options.output));
+    if (options.max_frames == 0) {
+      options.input_options.trim.max_frames = 1;
+      options.one_picture_implied = true;
+    }
+  }
+}
+
+io::InputOptions::Trim trim_of(const RunOptions& options) {
+  if (options.trim_duration != RunOptions::kNone && options.trim_to != RunOptions::kNone)
+    throw UsageError("input.to", "-t (input.duration) and -to (input.to): give one of them");
+  if (options.trim_to != RunOptions::kNone && options.trim_to <= options.trim_start)
+    throw UsageError("input.to", fmt::format("-to {} (input.to) is not after -ss {} (input.start)", options.trim_to,
+                                             options.trim_start));
+  io::InputOptions::Trim trim;
+  trim.start_seconds = options.trim_start;
+  if (options.trim_to != RunOptions::kNone) trim.end_seconds = options.trim_to;
+  if (options.trim_duration != RunOptions::kNone) trim.end_seconds = options.trim_start + options.trim_duration;
+  trim.max_frames = options.max_frames;
+  return trim;
 }
 
 bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
-                        std::vector<std::string>* positionals, const std::string& usage) {
+                        std::vector<std::string>* positionals, const std::string& usage,
+                        const std::function<void(CLI::App&)>& add_flags) {
   CLI::App app{usage.empty() ? "hazefree: real-time video dehazing (dark channel prior) and contrast equalization (HE, AHE/CLAHE)"
                              : usage,
                positionals ? "hazefree job plan" : "hazefree"};
   app.footer(
       "Run `hazefree bench --help` for the benchmark. Configuration keys: --print-config.\n"
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
-  app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
-
   std::string input, output, config_file;
   bool print_config = false, overwrite = false, quiet = false, verbose = false;
   std::vector<std::string> sets;
 
+  // The help in groups, as an ffmpeg user reads a command line: input, processing,
+  // output/encoder, live, jobs, the rest; the main options first in each (CLI11 lists the
+  // groups in the order their first option was added).
   std::vector<std::string> files;
   if (positionals) {
     app.add_option("DIR INPUT OUTPUT", files, "the job's directory, then INPUT OUTPUT pairs");
@@ -377,37 +561,39 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image");
     app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image");
   }
-  // Jobs (SPEC 8): the input in chunks, run by workers on this machine (one per GPU).
-  JobOptions& job = options.job;
-  std::string chunks_text;
-  app.add_option("--chunks", chunks_text, "split the input into about N chunks at keyframes, run in parallel with "
-                                          "frames identical to one run (see `hazefree job --help`); auto: as many "
-                                          "chunks, workers and encoder threads as this machine runs fastest");
-  app.add_option("--chunk-seconds", job.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
-  app.add_option("--chunk-starts", job.chunk_starts, "or chunks starting exactly at these frames (keyframes), e.g. 0,240,480");
-  if (!positionals) {
-    app.add_option("--gpus", job.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
-    app.add_option("--workers-per-gpu", job.workers_per_gpu, "with --chunks: workers on each GPU (default 1; auto chooses)")
-        ->check(CLI::Range(1, 64));
-    app.add_option("--workers", job.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
-        ->check(CLI::Range(1, 1024));
-    app.add_option("--job-memory", job.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
-                                                  "each frame is decoded once (default: half the available memory)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--job-dir", job.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
-                                         "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
+  auto section = [](const ConfigKey& k, const char* prefix) { return k.name.rfind(prefix, 0) == 0; };
+  KeyFlags key_flags;
+  key_flags.add(app, [&](const ConfigKey& k) { return section(k, "input."); }, "Input");
+  key_flags.add(app, [&](const ConfigKey& k) { return !section(k, "input.") && !section(k, "output.") &&
+                                                      !section(k, "pipeline."); }, "Processing");
+  key_flags.add(app, [&](const ConfigKey& k) { return section(k, "output."); }, "Output and encoder");
+  app.add_flag("-y", overwrite, "overwrite an existing output")->group("Output and encoder");
+  key_flags.add(app, [&](const ConfigKey& k) { return section(k, "pipeline."); }, "Live sources");
+  if (add_flags) {
+    app.option_defaults()->group("Jobs (hazefree job --help)");
+    add_flags(app);
   }
-  // The configuration keys' shortcuts (-m,--mode, --window, --output-depth, ...), from the table.
-  const KeyFlags key_flags(app, [](const ConfigKey&) { return true; });
+  app.option_defaults()->group("Other");
   app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
   app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
   app.add_flag("--print-config", print_config, "print the effective configuration and exit");
-  app.add_flag("-y", overwrite, "overwrite an existing output");
   app.add_flag("-q,--quiet", quiet, "no progress line and no summary");
   app.add_flag("-v,--verbose", verbose, "more detail on stderr");
+  app.set_help_flag("-h,--help", "print this help and exit");
+  app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
+
+  // ffmpeg's spellings of a few options, which CLI11 (one letter after a single dash) would
+  // not take as they are.
+  static const std::map<std::string, std::string> kFfmpegSpellings = {
+      {"-ss", "--start"}, {"-to", "--to"}, {"-frames:v", "--frames"}, {"-b:v", "--bitrate"}, {"-pix_fmt", "--pix-fmt"}};
+  std::vector<std::string> words(argv, argv + argc);
+  for (std::size_t i = 1; i < words.size() && words[i] != "--"; ++i)
+    if (const auto spelled = kFfmpegSpellings.find(words[i]); spelled != kFfmpegSpellings.end()) words[i] = spelled->second;
+  std::vector<char*> word_pointers;
+  for (std::string& w : words) word_pointers.push_back(w.data());
 
   try {
-    app.parse(argc, argv);
+    app.parse(argc, word_pointers.data());
   } catch (const CLI::CallForHelp&) {
     exit_message = app.help();
     return false;
@@ -443,21 +629,6 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   } else if (input.empty() || output.empty()) {
     throw UsageError("INPUT and OUTPUT are required (see --help)");
   }
-  if (chunks_text == "auto") {
-    if (positionals)
-      throw UsageError("job plan: --chunks auto chooses for this machine's workers; give --chunks N or --chunk-seconds S");
-    job.auto_chunks = true;
-  } else if (!chunks_text.empty()) {
-    char* end = nullptr;
-    const long n = std::strtol(chunks_text.c_str(), &end, 10);
-    if (*end != '\0' || n < 1 || n > 100000)
-      throw UsageError(fmt::format("--chunks {}: expected a number of chunks from 1 to 100000, or auto", chunks_text));
-    job.chunks = static_cast<int>(n);
-  }
-  const int cut_ways = (job.chunks > 0 || job.auto_chunks) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
-  if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
-  if (!positionals && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
-    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
   return true;
 }
 

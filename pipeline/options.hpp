@@ -41,23 +41,6 @@ struct UsageError : std::runtime_error {
   std::string key_;
 };
 
-// A run in chunks on this machine (SPEC 8; command-line options, not configuration keys).
-struct JobOptions {
-  int chunks = 0;                // about this many chunks (0: not a job)
-  bool auto_chunks = false;      // --chunks auto: chunks, workers and encoder threads from this host
-  double chunk_seconds = 0.0;    // or chunks of about this length
-  std::string chunk_starts;      // or chunks starting at these frames, "0,240,480"
-  std::string gpus;              // "all" (empty: all) or "0,1,..."
-  int workers_per_gpu = 0;       // 0: 1, or as --chunks auto chooses
-  int workers = 0;               // without GPUs: workers sharing the cores (0: 2, or as auto chooses)
-  // Decoded frames a job's workers may hold in memory at once, in MiB (0: half of the memory
-  // available when the job starts): a chunk whose frames fit its worker's share is decoded once
-  // for its analysis and its render; a larger one is decoded twice (the two-pass form).
-  double memory_mb = 0.0;
-  std::string dir;               // the job directory (empty: hidden, next to the output)
-  bool active() const { return chunks > 0 || auto_chunks || chunk_seconds > 0 || !chunk_starts.empty(); }
-};
-
 struct RunOptions {
   std::string input;
   std::string output;
@@ -75,7 +58,16 @@ struct RunOptions {
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format
-  JobOptions job;
+  // The span of the input (ffmpeg's -ss, -t, -to, -frames:v): input.start, input.duration and
+  // input.to in seconds (kNone: not given), output.frames (0: all); resolved into
+  // input_options.trim by finalize_options().
+  static constexpr double kNone = -1.0;
+  double trim_start = 0.0;
+  double trim_duration = kNone;
+  double trim_to = kNone;
+  std::int64_t max_frames = 0;
+  // A plain still-image output name took the first frame only (finalize_options): said once.
+  bool one_picture_implied = false;
   // A job's chunk starts from this temporal state (the single run's at its first frame) instead
   // of a fresh stream's; applied once the backend is settled.
   std::optional<TemporalState> start_state;
@@ -113,6 +105,10 @@ struct RunOptions {
 // One configuration key: its typed description (name, help, kind, bounds, choices, modes,
 // shortcut flag, range text) and its value in the options.
 struct ConfigKey : KeySpec {
+  // A table of key = value pairs (output.encoder_options): each setter call adds one "key=value"
+  // (an empty text clears them, "{ k = "v", ... }" replaces them); TOML writes it as a table,
+  // the command line's flag is repeatable.
+  bool table = false;
   std::function<void(RunOptions&, const std::string&)> set;  // parses and checks, throws UsageError
   std::function<std::string(const RunOptions&)> get;         // as written in TOML
 };
@@ -130,7 +126,10 @@ class KeyFlags {
  public:
   // Adds the flag of each key that has one and for which `wanted` is true.
   KeyFlags(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted);
+  KeyFlags() = default;
   ~KeyFlags();
+  // Adds more flags, in the help's `group` (CLI11's option group; empty: the app's default).
+  void add(CLI::App& app, const std::function<bool(const ConfigKey&)>& wanted, const std::string& group);
   void apply(RunOptions& options) const;
   // True when the flag of `key` was given.
   bool given(const std::string& key) const;
@@ -152,13 +151,17 @@ void apply_config_text(RunOptions& options, const std::string& text, const std::
 std::string format_config(const RunOptions& options);
 // Cross-key checks after everything is applied (ranges of the processing parameters...).
 void finalize_options(RunOptions& options);
+// The span of input.start, input.duration, input.to and output.frames; throws UsageError for
+// -t with -to, or -to not after -ss.
+io::InputOptions::Trim trim_of(const RunOptions& options);
 
 // Parses the main command line (not `bench`). Returns false when the program should exit
 // successfully right away (--help, --version, --print-config); `exit_message` holds its output.
 // Throws UsageError on bad usage.
 // With `positionals`, the command line of `job plan` instead: DIR and INPUT OUTPUT pairs go there
-// and `usage` heads the help.
+// and `usage` heads the help. `add_flags` adds the flags of a room above (the jobs') to the app.
 bool parse_command_line(int argc, char** argv, RunOptions& options, std::string& exit_message,
-                        std::vector<std::string>* positionals = nullptr, const std::string& usage = "");
+                        std::vector<std::string>* positionals = nullptr, const std::string& usage = "",
+                        const std::function<void(CLI::App&)>& add_flags = {});
 
 }  // namespace hazefree

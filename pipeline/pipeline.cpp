@@ -121,6 +121,15 @@ class FirstFailure {
   std::exception_ptr error_;
 };
 
+// The input opened; a span outside it (-ss past the end) is a usage error.
+io::MediaReader open_reader(const io::InputOptions& options) {
+  try {
+    return io::MediaReader(options);
+  } catch (const io::TrimError& e) {
+    throw UsageError("input.start", e.what());
+  }
+}
+
 class Pipeline {
  public:
   // The backend starts (a CUDA context takes a few hundred ms) while the input is opened.
@@ -128,7 +137,7 @@ class Pipeline {
            std::chrono::steady_clock::time_point created)
       : created_(created),
         options_(options),
-        reader_(options.input_options),
+        reader_(open_reader(options.input_options)),
         processor_(processor.get()),
         // A held chunk's frames are bounded by its pool; the packets between them by nothing else.
         in_queue_(options.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
@@ -168,7 +177,14 @@ class Pipeline {
     }
     out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
     if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
-    writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
+    try {
+      writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
+    } catch (const io::EncoderOptionError& e) {
+      throw UsageError("output.encoder_options", e.what());
+    }
+    if (options.one_picture_implied && !video.still_image && !options.quiet)
+      fmt::print(stderr, "hazefree: {}: a still image holds one picture: writing the first frame (--frames 1; a name "
+                         "with a frame number such as frame%04d.png writes them all)\n", options.output);
     progress_.emplace(options.quiet, video.frame_count);
     expected_frames_ = video.frame_count;
     if (options.verbose) {

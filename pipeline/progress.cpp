@@ -5,14 +5,11 @@
 #include <fmt/format.h>
 
 namespace hazefree {
-namespace {
 
 std::string clock_text(double seconds) {
   const auto s = static_cast<long long>(seconds + 0.5);
   return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
 }
-
-}  // namespace
 
 Progress::Progress(bool quiet, std::int64_t expected_frames)
     : enabled_(!quiet && isatty(STDERR_FILENO)),

@@ -4,8 +4,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace hazefree {
+
+// "H:MM:SS" of a duration, rounded to the second.
+std::string clock_text(double seconds);
 
 class Progress {
  public:

@@ -13,7 +13,8 @@ Configuration keys (``hazefree.config_keys()``, the same table as the command li
 ``--print-config``) are keyword arguments with the dots written as underscores:
 ``dcp.patch_radius`` is ``dcp_patch_radius``, ``ahe.clip`` is ``ahe_clip``; the dotted name also
 works through ``**{"dcp.omega": 0.9}``. Values may be numbers, booleans, strings or, for
-``he_roi``, an ``(x, y, w, h)`` tuple.
+``he_roi``, an ``(x, y, w, h)`` tuple; ``encoder_options`` (``output_encoder_options``) is a dict
+of the encoder's options, ``{"x264-params": "keyint=48"}``.
 
 Errors: a frame of the wrong type or dtype raises TypeError, a wrong shape, layout or device
 ValueError, each naming the argument and what was expected; an unknown keyword TypeError, a bad
@@ -46,6 +47,7 @@ _KEYS = [ConfigKey(*k) for k in _hazefree.config_keys()]
 # keyword name -> key: "dcp_patch_radius" -> "dcp.patch_radius" (and the dotted name itself)
 _KEYWORDS = {k.name.replace(".", "_"): k.name for k in _KEYS}
 _KEYWORDS.update({k.name: k.name for k in _KEYS})
+_KEYWORDS["encoder_options"] = "output.encoder_options"  # as ffmpeg users name them
 
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
@@ -98,8 +100,12 @@ def _value_text(key, value):
         return value
     if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
         return ",".join(str(v) for v in value)
+    if isinstance(value, dict) and _KEYWORDS.get(key) == "output.encoder_options":  # a TOML inline table
+        import json
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {json.dumps(_value_text(key, v))}"
+                               for k, v in value.items()) + "}"
     raise TypeError(f"{key}: {type(value).__name__} value, expected a number, bool, string "
-                    f"or a tuple of integers")
+                    f"or a tuple of integers (a dict for encoder_options)")
 
 
 def _options(caller, keywords):

@@ -123,6 +123,27 @@ TEST_CASE("job chunks: HE with he.temporal and AHE frames identical to the singl
   check_local_job(clip.path, "--backend cpu --mode ahe --window 15 --clip 2", "--chunks 3");
 }
 
+TEST_CASE("job chunks: -ss and -t: the job covers only the span, frames identical to the trimmed single run") {
+  const TestClip& clip = test_clip();
+  // From inside a GOP (decoding starts at the keyframe before) across the cut at frame 30.
+  check_local_job(clip.path, "--backend cpu -ss 0.5 -t 1.5", "--chunks 3");
+  check_local_job(clip.path, "--backend cpu --mode he --set he.temporal=0.3 -ss 0.9", "--chunks 2");
+  // --frames: the audio ends where the last frame kept ends, in the single run as in the join.
+  check_local_job(clip.path, "--backend cpu --mode he -ss 0.5 --frames 30", "--chunks 2");
+  // The plan holds only the span's frames, numbered from its first.
+  const std::string dir = temp_dir("jobs-trim-plan-" + std::to_string(getpid()));
+  const CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/out.mkv") +
+                                       " --backend cpu -ss 0.5 -t 1.5 --chunks 3");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const nlohmann::json plan = read_plan(dir + "/job");
+  const long frames = plan.at("inputs").at(0).at("frames").get<long>();
+  CHECK(frames >= 36);
+  CHECK(frames <= 38);
+  long in_tasks = 0;
+  for (const auto& task : plan.at("tasks")) in_tasks += task.at("frames").get<long>();
+  CHECK(in_tasks == frames);
+}
+
 TEST_CASE("job chunks: closed GOPs (IDR keyframes, decoding starts at the chunk itself) with B-frames") {
   const std::string dir = temp_dir("jobs-closed-" + std::to_string(getpid()));
   const std::string clip = dir + "/closed.mkv";

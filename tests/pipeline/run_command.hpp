@@ -15,4 +15,8 @@ struct CommandResult {
 // `environment` ("NAME=value ...") is set for the command alone.
 CommandResult run_hazefree(const std::string& arguments, const std::string& environment = "");
 
+// What a shell command (ffprobe, ...) printed on stdout, trailing newlines removed; its stderr
+// is dropped.
+std::string output_of(const std::string& command);
+
 }  // namespace hazefree::test

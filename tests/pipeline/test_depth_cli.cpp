@@ -27,6 +27,7 @@ using namespace hazefree;
 
 namespace {
 
+using test::output_of;
 using test::q;
 
 int run_program(const std::string& command) {
@@ -36,19 +37,6 @@ int run_program(const std::string& command) {
 
 void ffmpeg(const std::string& arguments) {
   REQUIRE_MESSAGE(run_program("ffmpeg -v error -nostdin -y " + arguments) == 0, "ffmpeg " << arguments);
-}
-
-// What a command printed on stdout.
-std::string output_of(const std::string& command) {
-  std::string text;
-  if (FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r")) {
-    char buffer[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
-    pclose(pipe);
-  }
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
 }
 
 // One field of the first video stream, as ffprobe reports it ("yuv420p10le", "10", ...).

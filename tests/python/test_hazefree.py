@@ -269,6 +269,23 @@ def test_run_failures_name_the_input_or_output(samples, tmp):
     raises(TypeError, "input: int", lambda: hazefree.run(3, "b"))
 
 
+def test_run_takes_encoder_options_and_a_span(samples, tmp):
+    out = tmp / "options.mp4"
+    summary = hazefree.run(samples / "hazy-street.mp4", out, mode="he", backend="cpu", overwrite=True,
+                           input_start=1, output_frames=50,
+                           encoder_options={"x264-params": "keyint=25:min-keyint=25:scenecut=0"})
+    assert summary["frames_out"] == 50
+    packets = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                              "packet=pts,flags", "-of", "csv=p=0", str(out)],
+                             check=True, capture_output=True, text=True).stdout.split()
+    flags = [flag for _, flag in sorted((int(p.split(",")[0]), p.split(",")[1]) for p in packets)]
+    assert [i for i, flag in enumerate(flags) if flag.startswith("K")] == [0, 25]
+    raises(ValueError, "no option 'no-such-option'",
+           lambda: hazefree.run(samples / "hazy-street.mp4", tmp / "bad.mp4", backend="cpu",
+                                encoder_options={"no-such-option": "1"}))
+    assert not (tmp / "bad.mp4").exists()
+
+
 def test_a_progress_callback_that_raises_stops_the_run_with_a_valid_output(samples, tmp):
     def stop_at_ten(done, expected, seconds):
         if done == 10:

@@ -1,16 +1,21 @@
-// hazefree: command-line entry point.
+// hazefree: the program's entry, above the libraries it uses (as FFmpeg's fftools/ sits above
+// its own): `hazefree INPUT OUTPUT` runs the pipeline, or a job in chunks with --chunks; a first
+// word naming a subcommand (bench, job) hands the rest of the line to it.
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "io/logging.hpp"
 #include "jobs/job_command.hpp"
+#include "jobs/job_options.hpp"
 #include "pipeline/processor_factory.hpp"
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
@@ -54,12 +59,16 @@ void install_signal_handlers() {
 
 int run_main(int argc, char** argv) {
   hazefree::RunOptions options;
+  hazefree::jobs::JobOptions job;
   std::string exit_message;
   try {
-    if (!hazefree::parse_command_line(argc, argv, options, exit_message)) {
+    hazefree::jobs::JobFlags job_flags;
+    if (!hazefree::parse_command_line(argc, argv, options, exit_message, nullptr, "",
+                                      [&job_flags](CLI::App& app) { job_flags.add_to(app, false); })) {
       fmt::print("{}", exit_message);
       return 0;
     }
+    job = job_flags.options();
   } catch (const hazefree::UsageError& e) {
     fmt::print(stderr, "hazefree: {}\n", e.what());
     return 2;
@@ -71,7 +80,7 @@ int run_main(int argc, char** argv) {
                                                        : hazefree::io::LogLevel::normal);
   try {
     hazefree::prepare_gpu_for_run(options);
-    if (options.job.active()) return hazefree::jobs::run_local_job(options);
+    if (job.active()) return hazefree::jobs::run_local_job(options, job);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {
       const double fps = s.seconds > 0 ? s.frames_out / s.seconds : 0.0;
@@ -107,13 +116,27 @@ int run_main(int argc, char** argv) {
   }
 }
 
+int job_command(int argc, char** argv) {
+  install_signal_handlers();
+  return hazefree::jobs::job_main(argc, argv);
+}
+
+// The subcommands: the first word of the command line, then the subcommand's own main with the
+// line from that word on (argv[0] is the word).
+struct Subcommand {
+  const char* name;
+  int (*main)(int argc, char** argv);
+};
+constexpr Subcommand kSubcommands[] = {
+    {"bench", hazefree::bench_main},
+    {"job", job_command},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "bench") == 0) return hazefree::bench_main(argc - 1, argv + 1);
-  if (argc >= 2 && std::strcmp(argv[1], "job") == 0) {
-    install_signal_handlers();
-    return hazefree::jobs::job_main(argc - 1, argv + 1);
-  }
+  if (argc >= 2)
+    for (const Subcommand& command : kSubcommands)
+      if (std::strcmp(argv[1], command.name) == 0) return command.main(argc - 1, argv + 1);
   return run_main(argc, argv);
 }

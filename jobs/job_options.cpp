@@ -1,0 +1,52 @@
+#include "jobs/job_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "pipeline/options.hpp"
+
+namespace hazefree::jobs {
+
+void JobFlags::add_to(CLI::App& app, bool plan) {
+  plan_ = plan;
+  app.add_option("--chunks", chunks_text_, "split the input into about N chunks at keyframes, run in parallel with "
+                                           "frames identical to one run (see `hazefree job --help`); auto: as many "
+                                           "chunks, workers and encoder threads as this machine runs fastest");
+  app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
+  app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (keyframes), e.g. 0,240,480");
+  if (plan) return;
+  app.add_option("--gpus", job_.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
+  app.add_option("--workers-per-gpu", job_.workers_per_gpu, "with --chunks: workers on each GPU (default 1; auto chooses)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--workers", job_.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--job-memory", job_.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
+                                                 "each frame is decoded once (default: half the available memory)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--job-dir", job_.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
+                                        "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
+}
+
+JobOptions JobFlags::options() const {
+  JobOptions job = job_;
+  if (chunks_text_ == "auto") {
+    if (plan_)
+      throw UsageError("job plan: --chunks auto chooses for this machine's workers; give --chunks N or --chunk-seconds S");
+    job.auto_chunks = true;
+  } else if (!chunks_text_.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(chunks_text_.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || n > 100000)
+      throw UsageError(fmt::format("--chunks {}: expected a number of chunks from 1 to 100000, or auto", chunks_text_));
+    job.chunks = static_cast<int>(n);
+  }
+  const int cut_ways = (job.chunks > 0 || job.auto_chunks) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
+  if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
+  if (!plan_ && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
+    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
+  return job;
+}
+
+}  // namespace hazefree::jobs
