@@ -15,6 +15,7 @@
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
+#include "serve/serve_command.hpp"
 
 namespace {
 
@@ -111,6 +112,7 @@ int run_main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "bench") == 0) return hazefree::bench_main(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "serve") == 0) return hazefree::serve::serve_main(argc - 1, argv + 1);
   if (argc >= 2 && std::strcmp(argv[1], "job") == 0) {
     install_signal_handlers();
     return hazefree::jobs::job_main(argc - 1, argv + 1);
