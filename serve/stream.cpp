@@ -25,6 +25,13 @@ const ConfigKeyInfo* find_key(const std::string& name) {
   return nullptr;
 }
 
+// A preview-only stream of a file (no "://", not a device or a pipe) loops it at its own rate.
+bool loops_a_file(const StreamConfig& config) {
+  const std::string& input = config.input;
+  return config.output.empty() && input != "-" && input.find("://") == std::string::npos &&
+         input.rfind("/dev/", 0) != 0 && input.rfind("pipe:", 0) != 0;
+}
+
 constexpr std::int64_t kPictureInterval_us = 100000;  // copies for snapshots: at most 10 a second
 constexpr std::int64_t kWantedFor_us = 5000000;       // for this long after a look
 
@@ -41,7 +48,9 @@ void Stream::Picture::copy_from(const Frame& source) {
 }
 
 Stream::Stream(StreamConfig config, std::string hls_dir)
-    : config_(std::move(config)), hls_dir_(config_.output == "hls" ? std::move(hls_dir) : std::string()) {
+    : config_(std::move(config)),
+      hls_dir_(config_.output == "hls" ? std::move(hls_dir) : std::string()),
+      loops_file_(loops_a_file(config_)) {
   options_ = config_.options;
   status_.state = "starting";
 }
@@ -135,6 +144,12 @@ void Stream::on_frame(const Frame& input, const Frame& output) {
 }
 
 void Stream::on_progress(const RunProgress& progress) {
+  if (file_rate_ > 0) {  // a file plays at its own rate: the encoder thread waits, and the run with it
+    const auto due = run_started_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(static_cast<double>(progress.frames) / file_rate_));
+    std::unique_lock lock(mutex_);
+    changed_.wait_until(lock, due, [this] { return cancel_.load(); });
+  }
   std::lock_guard lock(mutex_);
   status_.state = "running";
   status_.error.clear();
@@ -178,7 +193,14 @@ void Stream::run_once() {
     rate_since_ = std::chrono::steady_clock::now();
     rate_frames_ = 0;
   }
-  options.emplace("pipeline.live", "true");
+  if (loops_file_) {
+    // Not live: the file's frames are all shown, at the file's own rate (25 when it says none).
+    if (file_rate_ == 0) file_rate_ = FrameReader(config_.input, {{"backend", "cpu"}, {"threads", "1"}}).frame_rate();
+    if (file_rate_ <= 0) file_rate_ = 25;
+  } else {
+    options.emplace("pipeline.live", "true");
+  }
+  run_started_ = std::chrono::steady_clock::now();
   std::string output = config_.output;
   if (output.empty()) {  // preview only: frames are encoded to nothing
     output = "-";
@@ -214,11 +236,13 @@ void Stream::run_loop() {
     finished_runs_.dropped += run_dropped_;
     finished_runs_.reconnects += run_reconnects_;
     finished_runs_.seconds_lost += run_lost_;
-    if (run_frames_ > 0) back_off = kFirstBackOff;
+    const bool produced = run_frames_ > 0;
+    if (produced) back_off = kFirstBackOff;
     run_frames_ = run_dropped_ = run_reconnects_ = 0;
     run_lost_ = 0.0;
     status_.fps = 0.0;
     if (cancel_.load()) break;
+    if (failure.empty() && loops_file_ && produced) continue;  // the file again from its start
     if (failure.empty()) failure = "the input ended";
     after_failure_ = true;  // the next run's first frame is a reconnection
     status_.state = "retrying";

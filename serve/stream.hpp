@@ -83,6 +83,9 @@ class Stream {
 
   StreamConfig config_;
   std::string hls_dir_;
+  const bool loops_file_;  // preview only, of a file: looped at its own rate
+  double file_rate_ = 0;   // its frames per second (set by the stream's thread before a run)
+  std::chrono::steady_clock::time_point run_started_{};
   std::thread thread_;
   std::atomic<bool> cancel_{false};
   mutable std::mutex mutex_;  // everything below

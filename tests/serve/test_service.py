@@ -34,11 +34,15 @@ def setup():
     udp = Source("udp", base, "smptebars=size=160x120:rate=15,eq=contrast=0.4:brightness=0.25").start()
     tcp = Source("tcp", base).start()
     dead = Source("udp", base)  # never started: nobody answers
+    clip = base / "clip.ts"  # one second, for a preview-only stream that loops it
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=15", "-frames:v", "15",
+                    "-c:v", "mpeg2video", str(clip)], check=True, timeout=60)
     output = base / "bars.ts"
     config = (f'[server]\ntoken = "{TOKEN}"\n\n' +
               stream_table("bars", udp.url, str(output), '[stream.dcp]\nomega = 0.95\n') +
               stream_table("moving", tcp.url, "hls") +
-              stream_table("silent", dead.url))
+              stream_table("silent", dead.url) +
+              stream_table("clip", str(clip)))
     service = Service(base, config)
     yield {"service": service, "udp": udp, "tcp": tcp, "output": output}
     for source in (udp, tcp):
@@ -65,6 +69,17 @@ def test_two_streams_run_and_the_silent_one_is_reported(setup):
     assert streams["bars"]["options"]["backend"] == "cpu"
 
 
+def test_a_preview_only_file_loops_at_its_own_rate(setup):
+    service = setup["service"]
+    assert wait_until(20, lambda: running_with_frames(service, "clip", 5))
+    start, first = time.monotonic(), service.streams()["clip"]["frames"]
+    assert wait_until(20, lambda: service.streams()["clip"]["frames"] > first + 30)  # two loops more at least
+    clip = service.streams()["clip"]
+    rate = (clip["frames"] - first) / (time.monotonic() - start)
+    assert 8 < rate < 22, rate  # the file's 15 fps, not as fast as it decodes
+    assert clip["state"] == "running" and clip["reconnects"] == 0 and clip["output"] == ""
+
+
 def test_metrics_parse_with_the_prometheus_client(setup):
     service = setup["service"]
     assert wait_until(30, lambda: running_with_frames(service, "bars", 10) and running_with_frames(service, "moving", 10))
@@ -81,7 +96,7 @@ def test_metrics_parse_with_the_prometheus_client(setup):
     frames = {s.labels["stream"]: s.value for s in families["hazefree_frames"].samples if s.name == "hazefree_frames_total"}
     assert frames["bars"] > 10 and frames["moving"] > 10 and frames["silent"] == 0
     up = [s.value for s in families["hazefree_streams_up"].samples]
-    assert up == [2]
+    assert up == [3]
     counts = {s.labels["stream"]: s.value for s in families["hazefree_latency_seconds"].samples
               if s.name == "hazefree_latency_seconds_count"}
     assert counts["bars"] > 0
