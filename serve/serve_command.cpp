@@ -59,12 +59,16 @@ int serve_main(int argc, char** argv) {
     return app.exit(e);
   }
 
-  // SIGINT/SIGTERM go to one thread that stops the service; every other thread blocks them.
+  // SIGINT/SIGTERM go to one thread that stops the service; every other thread blocks them. An
+  // ignored signal would be discarded before sigwait() sees it (a shell starts background
+  // programs with SIGINT ignored): both are blocked, then given their default action.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGPIPE, SIG_IGN);  // a client gone is an error of its request, not the service's end
 
   try {

@@ -45,11 +45,11 @@ def wait_until(seconds, condition, step=0.1):
 class Process:
     """A program started by a test, stopped (SIGKILL unless told otherwise) and reaped by its pid."""
 
-    def __init__(self, args, log):
+    def __init__(self, args, log, preexec_fn=None):
         self.log = pathlib.Path(log)
         self.log_file = open(self.log, "wb")
         self.popen = subprocess.Popen([str(a) for a in args], stdin=subprocess.DEVNULL, stdout=self.log_file,
-                                      stderr=subprocess.STDOUT)
+                                      stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
 
     def running(self):
         return self.popen.poll() is None
@@ -102,14 +102,14 @@ class Source:
 class Service:
     """`hazefree serve CONFIG` on a free loopback port."""
 
-    def __init__(self, folder, config_text, token=TOKEN):
+    def __init__(self, folder, config_text, token=TOKEN, preexec_fn=None):
         self.folder = pathlib.Path(folder)
         self.port = free_port()
         self.token = token
         self.config = self.folder / "service.toml"
         self.config.write_text(config_text)
         self.process = Process([BINARY, "serve", self.config, "--listen", f"127.0.0.1:{self.port}"],
-                               self.folder / "service.log")
+                               self.folder / "service.log", preexec_fn)
         assert wait_until(20, lambda: self.answers() or not self.process.running()), self.process.text()
         assert self.process.running(), self.process.text()
 

@@ -217,6 +217,16 @@ def test_sigterm_finishes_every_output(setup):
     assert int(probe.stdout.split()[0]) >= written > 10
 
 
+def test_sigint_stops_a_service_started_with_sigint_ignored():
+    # As a shell starts a program in the background: SIGINT ignored.
+    base = folder("sigint")
+    service = Service(base, stream_table("waiting", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}"),
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    started = time.monotonic()
+    assert service.stop(signal.SIGINT) == 130, service.process.text()
+    assert time.monotonic() - started < 15
+
+
 # ---- configurations refused before anything starts ---------------------------------------------
 
 def refused(config_text, *extra, env=None):
