@@ -45,9 +45,9 @@ struct HlsFolder {
 
 int serve_main(int argc, char** argv) {
   CLI::App app{"hazefree serve: every [[stream]] of CONFIG.toml in one process, with Prometheus metrics at /metrics, "
-               "a JSON API under /api/ and a page at / to watch and tune the streams live (SPEC 12)",
+               "a JSON API under /api/ and a page at / to watch and tune the streams live (docs/SERVE.md)",
                "hazefree serve"};
-  app.footer("Exit status: 1 address in use, 2 bad configuration, 130 stopped by SIGINT/SIGTERM.");
+  app.footer("Exit status: 1 address in use, 2 bad usage or configuration, 130 stopped by SIGINT/SIGTERM.\n");
   std::string config_path, listen;
   app.add_option("CONFIG", config_path, "the service's TOML file: [server] and one [[stream]] per camera")
       ->required();
@@ -55,8 +55,12 @@ int serve_main(int argc, char** argv) {
                                      "another address than loopback needs a token");
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return 0;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    fmt::print(stderr, "hazefree serve: {} (see hazefree serve --help)\n", e.what());
+    return 2;
   }
 
   // SIGINT/SIGTERM go to one thread that stops the service; every other thread blocks them. An

@@ -95,6 +95,9 @@ Options Stream::change_options(const Options& changes) {
     if (!info) throw OptionError(key, fmt::format("unknown configuration key '{}'", key));
     if (!info->processor_key)
       throw OptionError(key, fmt::format("{}: cannot change while the stream runs (set it in the configuration file)", key));
+    std::string why_not;
+    if (key == "backend" && value == "cuda" && !gpu_available(&why_not))
+      throw OptionError(key, fmt::format("backend = cuda: {}", why_not));
   }
   std::lock_guard lock(mutex_);
   Options merged = options_;

@@ -136,6 +136,14 @@ def test_a_good_option_changes_the_next_frames_and_a_bad_one_changes_nothing(set
         assert service.streams()["bars"]["options"]["dcp.omega"] == "0.2"  # nothing changed
     time.sleep(0.5)
     assert np.abs(picture(service, "bars", "output") - after).mean() < 2
+    # The GPU backend only where there is a GPU.
+    status, _, body = service.request("/api/streams/bars/options", "PATCH", json.dumps({"backend": "cuda"}))
+    if status == 400:
+        assert json.loads(body)["error"].startswith("backend = cuda: ")
+        assert service.streams()["bars"]["options"]["backend"] == "cpu"
+    else:
+        assert status == 200
+        assert service.request("/api/streams/bars/options", "PATCH", json.dumps({"backend": "cpu"}))[0] == 200
 
 
 def test_token_404_413_and_the_service_still_serves(setup):
@@ -254,6 +262,8 @@ def test_bad_configurations_are_one_line_before_anything_starts():
     assert code == 2 and "dcp.omega" in line
     code, line = refused(one, "--listen", "0.0.0.0:8080", env={"PATH": "/usr/bin:/bin"})
     assert code == 2 and "token" in line
+    done = subprocess.run([BINARY, "serve"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "CONFIG" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     code, line = refused("[[stream]\n", *listen)
     assert code == 2 and "bad.toml" in line
     with socket.socket() as taken:
