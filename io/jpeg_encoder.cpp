@@ -1,6 +1,7 @@
 #include "io/jpeg_encoder.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "io/av_error.hpp"
 #include "io/av_owners.hpp"
@@ -68,14 +69,16 @@ std::vector<std::uint8_t> encode_jpeg(const ImageView& frame, int max_width, int
   if (const int error = avcodec_send_frame(context.get(), nullptr); error < 0)
     throw_io(kName, "cannot encode the picture", error);
   std::vector<std::uint8_t> jpeg;
-  AVPacket* packet = av_packet_alloc();
+  struct PacketDeleter {
+    void operator()(AVPacket* packet) const { av_packet_free(&packet); }
+  };
+  const std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   if (!packet) throw_io(kName, "out of memory");
   int error = 0;
-  while ((error = avcodec_receive_packet(context.get(), packet)) >= 0) {
+  while ((error = avcodec_receive_packet(context.get(), packet.get())) >= 0) {
     jpeg.insert(jpeg.end(), packet->data, packet->data + packet->size);
-    av_packet_unref(packet);
+    av_packet_unref(packet.get());
   }
-  av_packet_free(&packet);
   if (error != AVERROR_EOF) throw_io(kName, "cannot encode the picture", error);
   return jpeg;
 }
