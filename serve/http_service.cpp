@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <httplib.h>
@@ -307,10 +309,10 @@ struct HttpService::Impl {
     handler(*stream);
   }
 
-  static bool wants_output(const httplib::Request& req, httplib::Response& res) {
+  // ?view=input|output (default output); std::invalid_argument for another.
+  static bool wants_output(const httplib::Request& req) {
     const std::string view = req.has_param("view") ? req.get_param_value("view") : "output";
     if (view != "input" && view != "output") throw std::invalid_argument(fmt::format("view '{}': expected input or output", view));
-    (void)res;
     return view == "output";
   }
 
@@ -337,10 +339,15 @@ struct HttpService::Impl {
     bool output = true;
     int width = 0;
     try {
-      output = wants_output(req, res);
-      if (req.has_param("width")) width = std::stoi(req.get_param_value("width"));
+      output = wants_output(req);
     } catch (const std::exception& e) {
       return send_error(res, 400, e.what());
+    }
+    if (req.has_param("width")) {
+      const std::string text = req.get_param_value("width");
+      if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos)
+        return send_error(res, 400, fmt::format("width '{}': expected a number of pixels (0: the frame's own)", text));
+      width = std::stoi(text);
     }
     std::optional<std::vector<std::uint8_t>> jpeg;
     try {
@@ -356,7 +363,7 @@ struct HttpService::Impl {
   void preview(Stream& stream, const httplib::Request& req, httplib::Response& res) {
     bool output = true;
     try {
-      output = wants_output(req, res);
+      output = wants_output(req);
     } catch (const std::exception& e) {
       return send_error(res, 400, e.what());
     }

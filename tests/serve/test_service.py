@@ -161,8 +161,9 @@ def test_token_404_413_and_the_service_still_serves(setup):
         assert status == 404, (path, status, body)
     status, _, _ = service.request("/api/streams/bars/options", "PATCH", json.dumps({"x": "y" * 100000}))
     assert status == 413
-    status, _, _ = service.request("/api/streams/bars/snapshot.jpg?view=sideways")
-    assert status == 400
+    for query in ("view=sideways", "width=wide", "width=-3"):
+        status, _, body = service.request(f"/api/streams/bars/snapshot.jpg?{query}")
+        assert status == 400 and query.split("=")[1] in json.loads(body)["error"], (query, body)
     assert service.request("/api/streams")[0] == 200
     assert service.process.running()
 
