@@ -37,10 +37,21 @@ clip=$OUT/clip-1080p30.ts
   -c:v libx264 -preset veryfast -g 30 -bf 0 -f mpegts "$clip" || exit 1
 
 pids=()
-stop_all() {  # signal, then wait for each of our pids
-  local sig=$1
+running() {  # PID: not gone and not a zombie waiting to be reaped
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+  [[ -n $state && $state != Z ]]
+}
+stop_all() {  # signal, then wait for each of our pids (SIGKILL for one still there after 20 s)
+  local sig=$1 pid i
   for pid in "${pids[@]}"; do kill "-$sig" "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+  for ((i = 0; i < 200; i++)); do
+    local left=0
+    for pid in "${pids[@]}"; do running "$pid" && left=1; done
+    ((left)) || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   pids=()
 }
 trap 'stop_all KILL' EXIT
