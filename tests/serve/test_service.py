@@ -4,6 +4,7 @@ parser; the JSON API with its token; live option changes seen in the pictures; r
 requests; a source killed and started again; the HLS output played by ffprobe from the
 service; and the configurations refused before anything starts."""
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -234,6 +235,36 @@ def test_sigint_stops_a_service_started_with_sigint_ignored():
     started = time.monotonic()
     assert service.stop(signal.SIGINT) == 130, service.process.text()
     assert time.monotonic() - started < 15
+
+
+def test_a_token_from_the_environment_opens_a_non_loopback_address():
+    base = folder("environment-token")
+    config = base / "service.toml"
+    config.write_text(stream_table("waiting", f"udp://127.0.0.1:{free_port(socket.SOCK_DGRAM)}"))
+    port = free_port()
+    log = open(base / "service.log", "wb")
+    process = subprocess.Popen([BINARY, "serve", str(config), "--listen", f"0.0.0.0:{port}"], stdout=log,
+                               stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin", "HAZEFREE_TOKEN": "from-env"})
+    try:
+        import urllib.request
+        import urllib.error
+
+        def status(token):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/api/streams",
+                                         headers={"Authorization": f"Bearer {token}"})
+            try:
+                with urllib.request.urlopen(req, timeout=5) as response:
+                    return response.status
+            except urllib.error.HTTPError as e:
+                return e.code
+            except OSError:
+                return None
+        assert wait_until(20, lambda: status("from-env") == 200), (base / "service.log").read_text()
+        assert status("wrong") == 401
+    finally:
+        os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=30) == 130
+        log.close()
 
 
 # ---- configurations refused before anything starts ---------------------------------------------
