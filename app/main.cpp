@@ -20,6 +20,7 @@
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
+#include "serve/serve_command.hpp"
 
 namespace {
 
@@ -130,6 +131,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"bench", hazefree::bench_main},
     {"job", job_command},
+    {"serve", hazefree::serve::serve_main},
 };
 
 }  // namespace

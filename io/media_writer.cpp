@@ -352,6 +352,9 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     encoder->time_base = frame_rate.num > 0 ? av_inv_q(frame_rate) : AVRational{1, 25};
   }
   if (frame_rate.num > 0) encoder->framerate = frame_rate;
+  // A live HLS playlist is cut into segments at keyframes: one a second.
+  if (std::strcmp(muxer->oformat->name, "hls") == 0)
+    encoder->gop_size = frame_rate.num > 0 ? std::max(1, static_cast<int>(av_q2d(frame_rate) + 0.5)) : 25;
   if (info.sample_aspect_ratio.num > 0) {
     encoder->sample_aspect_ratio = AVRational{info.sample_aspect_ratio.num, info.sample_aspect_ratio.den};
   }
@@ -545,6 +548,12 @@ void MediaWriter::Impl::open_output() {
   // image2 with a plain file name (no %d pattern) writes its one picture to exactly that name.
   if (std::strcmp(context->oformat->name, "image2") == 0 && !av_filename_number_test(options.url.c_str()))
     muxer_options.set("update", "1");
+  // HLS as a live playlist of the last few 2-second segments; older segments are deleted.
+  if (std::strcmp(context->oformat->name, "hls") == 0) {
+    muxer_options.set("hls_time", "2");
+    muxer_options.set("hls_list_size", "6");
+    muxer_options.set("hls_flags", "delete_segments+independent_segments");
+  }
   const int result = avformat_write_header(context, muxer_options.slot());
   if (result < 0) throw_io(name, "cannot write the header", result);
 }

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "io/depth_convert.hpp"
+#include "io/jpeg_encoder.hpp"
 #include "io/media_reader.hpp"
 #include "kernels/color_convert.hpp"
 #include "kernels/color_fixed_rules.hpp"
@@ -122,6 +123,33 @@ ImageView image_view(const Frame& frame, const char* what) {
     view.planes[static_cast<std::size_t>(i)] = plane;
   }
   return view;
+}
+
+// The kernels' view -> a frame of the API (the same memory).
+Frame api_frame(const ImageView& view) {
+  Frame frame;
+  if (view.width <= 0 || view.height <= 0) return frame;  // no picture (one on the GPU)
+  switch (view.format) {
+    case PixelFormat::rgb24: frame.format = FrameFormat::rgb24; break;
+    case PixelFormat::gray8: frame.format = FrameFormat::gray8; break;
+    case PixelFormat::yuv420p: frame.format = FrameFormat::i420; break;
+    case PixelFormat::nv12: frame.format = FrameFormat::nv12; break;
+    case PixelFormat::yuv422p: frame.format = FrameFormat::yuv422p; break;
+    case PixelFormat::yuv444p: frame.format = FrameFormat::yuv444p; break;
+  }
+  frame.width = view.width;
+  frame.height = view.height;
+  frame.depth = view.depth;
+  switch (view.matrix) {
+    case ColorMatrix::bt601: frame.matrix = FrameMatrix::bt601; break;
+    case ColorMatrix::bt709: frame.matrix = FrameMatrix::bt709; break;
+    case ColorMatrix::bt2020: frame.matrix = FrameMatrix::bt2020; break;
+  }
+  frame.range = view.range == ColorRange::full ? FrameRange::full : FrameRange::limited;
+  for (int i = 0; i < view.plane_count; ++i)
+    frame.planes[static_cast<std::size_t>(i)] = {view.planes[static_cast<std::size_t>(i)].data,
+                                                 view.planes[static_cast<std::size_t>(i)].stride};
+  return frame;
 }
 
 // Byte range [first, last) a plane covers.
@@ -328,6 +356,8 @@ std::string Processor::option(const std::string& key) const {
 
 bool gpu_available(std::string* why_not) { return cuda_available(why_not); }
 
+std::size_t gpu_memory_used() { return cuda_available() ? gpu_memory_in_use() : 0; }
+
 // ---- run ----------------------------------------------------------------------------------------
 
 RunResult run(const std::string& input, const std::string& output, const Options& options,
@@ -342,12 +372,49 @@ RunResult run(const std::string& input, const std::string& output, const Options
   const auto start = std::chrono::steady_clock::now();
   if (control.progress) {
     const ProgressCallback progress = control.progress;
-    run_options.on_frame_written = [progress, start](std::int64_t frames, std::int64_t expected) {
+    run_options.on_frame_written = [progress, start](const FrameWritten& written) {
       RunProgress p;
-      p.frames = frames;
-      p.expected_frames = expected;
+      p.frames = written.frames;
+      p.expected_frames = written.expected_frames;
       p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      p.frames_dropped = written.frames_dropped;
+      p.reconnects = written.reconnects;
+      p.seconds_lost = written.seconds_lost;
+      p.latency_seconds = written.latency_seconds;
+      p.atmospheric_light = written.atmospheric_light;
       progress(p);
+    };
+  }
+  if (control.on_frame) {
+    const auto on_frame = control.on_frame;
+    run_options.on_frame_processed = [on_frame](const ImageView& input, const ImageView& output) {
+      on_frame(api_frame(input), api_frame(output));
+    };
+  }
+  if (control.option_changes) {
+    // The run's options as the changes leave them: each change is applied over the last.
+    auto current = std::make_shared<RunOptions>(run_options);
+    const auto option_changes = control.option_changes;
+    run_options.processing_change = [current, option_changes]() -> std::optional<ProcessingConfig> {
+      Options changes;
+      if (!option_changes(changes)) return std::nullopt;
+      for (const auto& [key, value] : changes) {
+        const auto& keys = config_keys();
+        const auto row = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; });
+        if (row != keys.end() && row->modes.empty())
+          throw OptionError(key, fmt::format("{}: cannot change while the run goes on (not a processor key)", key));
+        try {
+          set_config_value(*current, key, value);
+        } catch (const UsageError& e) {
+          throw OptionError(key, e.what());
+        }
+      }
+      try {
+        validate(current->processing);
+      } catch (const KeyError& e) {
+        throw OptionError(e.key(), e.what());
+      }
+      return current->processing;
     };
   }
   try {
@@ -372,6 +439,10 @@ RunResult run(const std::string& input, const std::string& output, const Options
   result.cancelled = summary.interrupted;
   result.processor = summary.processor;
   return result;
+}
+
+std::vector<std::uint8_t> encode_jpeg(const Frame& frame, int max_width, int quality) {
+  return io::encode_jpeg(image_view(frame, "frame"), max_width, quality);
 }
 
 // ---- FrameReader --------------------------------------------------------------------------------

@@ -545,7 +545,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
                              : usage,
                positionals ? "hazefree job plan" : "hazefree"};
   app.footer(
-      "Run `hazefree bench --help` for the benchmark. Configuration keys: --print-config.\n"
+      "Run `hazefree bench --help` for the benchmark, `hazefree serve --help` for the live service. Configuration keys: --print-config.\n"
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
   std::string input, output, config_file;
   bool print_config = false, overwrite = false, quiet = false, verbose = false;

@@ -3,6 +3,7 @@
 // the command-line shortcuts, --print-config, the range checks and the library's key list.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,17 @@ struct UsageError : std::runtime_error {
 
  private:
   std::string key_;
+};
+
+// The counters of a run after a frame written (RunOptions::on_frame_written).
+struct FrameWritten {
+  std::int64_t frames = 0;           // frames written
+  std::int64_t expected_frames = 0;  // from the container, 0 when unknown
+  std::int64_t frames_dropped = 0;   // --live: dropped when processing fell behind
+  int reconnects = 0;
+  double seconds_lost = 0.0;
+  double latency_seconds = 0.0;      // of this frame, decoded -> encoded
+  std::array<float, 3> atmospheric_light{};  // DCP's, sampled about once a second
 };
 
 struct RunOptions {
@@ -96,10 +108,17 @@ struct RunOptions {
   double input_timeout = kAutoTimeout;
   int input_reconnect = kAuto;
   // For programs that run the pipeline through the library (include/hazefree): called by the
-  // encoder thread after each frame written with (frames written, frames expected or 0); and a
-  // flag that, once true, stops the run as a stop request does (drain, flush, trailer).
-  std::function<void(std::int64_t, std::int64_t)> on_frame_written;
+  // encoder thread after each frame written with the run's counters so far; and a flag that,
+  // once true, stops the run as a stop request does (drain, flush, trailer).
+  std::function<void(const FrameWritten&)> on_frame_written;
   const std::atomic<bool>* stop = nullptr;
+  // For programs that watch and tune a live run (the service): called by the processing stage
+  // after each frame with its input (an empty view when the picture stays on the GPU) and its
+  // result, both valid during the call only; and before each frame, where a configuration it
+  // returns applies from that frame on (a new processor, whose temporal state starts afresh as
+  // at a scene cut; input and output go on).
+  std::function<void(const ImageView& input, const ImageView& output)> on_frame_processed;
+  std::function<std::optional<ProcessingConfig>()> processing_change;
 };
 
 // One configuration key: its typed description (name, help, kind, bounds, choices, modes,

@@ -414,7 +414,7 @@ class Pipeline {
     }
     const double lost = static_cast<double>(reader_.frame().capture_us - last_picture_us) / 1e6;
     ++reconnects_;
-    seconds_lost_ += lost;
+    seconds_lost_.store(seconds_lost_.load() + lost);
     restart_pending_ = true;
     fmt::print(stderr, "hazefree: {}: reconnected ({:.1f} s lost)\n", options_.input, lost);
     return true;
@@ -453,6 +453,7 @@ class Pipeline {
       const std::int64_t t0 = steady_us();
       processor_->wait(done.lane);
       process_busy_us_ += steady_us() - t0;
+      frame_processed(done.item, done.out->view);
       carry_timing(*in, *done.out);
       in_pool_->release(in);
       done.item.device_picture.reset();  // the decoder may reuse the GPU picture now
@@ -465,6 +466,31 @@ class Pipeline {
   }
 
   void throw_if_aborted() { throw Aborted{}; }
+
+  // RunOptions::processing_change: a configuration to apply from the next frame, if any.
+  std::optional<ProcessingConfig> processing_change() {
+    if (!options_.processing_change) return std::nullopt;
+    return options_.processing_change();
+  }
+
+  // A new processor for the frames from here on (no frame in flight): the backend starts
+  // afresh, as at a scene cut.
+  void change_processor(const ProcessingConfig& config) {
+    processor_ = create_processor(config, options_.verbose);
+    if (options_.verbose) fmt::print(stderr, "hazefree: {}: new processing options ({})\n", options_.input, processor_->description());
+  }
+
+  // After a frame processed: the watcher's look at it, and, for on_frame_written, the
+  // atmospheric light about once a second.
+  void frame_processed(const WorkItem& item, const ImageView& output) {
+    const std::int64_t now = steady_us();
+    if (options_.on_frame_written && now - light_sampled_us_ >= 1000000) {
+      light_sampled_us_ = now;
+      const std::array<float, 3> light = processor_->atmospheric_light();
+      for (std::size_t c = 0; c < 3; ++c) light_[c].store(light[c]);
+    }
+    if (options_.on_frame_processed) options_.on_frame_processed(item.device_picture ? ImageView{} : item.frame->view, output);
+  }
 
   // Overlapped processing: frame n+1's upload and frame n-1's download run while frame n
   // computes, each frame on lane n % lanes; output order is input order.
@@ -494,8 +520,14 @@ class Pipeline {
           while (!flight.empty()) complete_front(flight);
           processor_->reset();
         }
+        if (std::optional<ProcessingConfig> change = processing_change()) {
+          while (!flight.empty()) complete_front(flight);
+          change_processor(*change);
+          next_lane = 0;
+        }
+        // A processor made anew by a change may have no lanes (the CPU backend): lane 0 then.
         const int lane = next_lane;
-        next_lane = (next_lane + 1) % lanes_;
+        next_lane = (next_lane + 1) % std::max(1, processor_->lanes());
         // The lane must be free: complete everything up to its previous frame.
         while (std::any_of(flight.begin(), flight.end(), [&](const InFlight& f) { return f.lane == lane; }))
           complete_front(flight);
@@ -532,6 +564,7 @@ class Pipeline {
       if (item->frame) {
         await_start_state();
         if (item->restart) processor_->reset();
+        if (std::optional<ProcessingConfig> change = processing_change()) change_processor(*change);
         PooledFrame* in = item->frame;
         PooledFrame* out = out_pool_->acquire();
         if (!out) {
@@ -546,6 +579,7 @@ class Pipeline {
           processor_->process(in->view, out->view);
         }
         process_busy_us_ += steady_us() - t0;
+        frame_processed(*item, out->view);
         carry_timing(*in, *out);
         in_pool_->release(in);
         item->frame = out;
@@ -575,7 +609,17 @@ class Pipeline {
             std::clamp<std::int64_t>(latency / 1000, 0, kLatencyBuckets - 1))];
         ++latency_count_;
         progress_->frame_done(writer_->frames_written());
-        if (options_.on_frame_written) options_.on_frame_written(writer_->frames_written(), expected_frames_);
+        if (options_.on_frame_written) {
+          FrameWritten written;
+          written.frames = writer_->frames_written();
+          written.expected_frames = expected_frames_;
+          written.frames_dropped = frames_dropped_.load();
+          written.reconnects = reconnects_.load();
+          written.seconds_lost = seconds_lost_.load();
+          written.latency_seconds = static_cast<double>(latency) / 1e6;
+          for (std::size_t c = 0; c < 3; ++c) written.atmospheric_light[c] = light_[c].load();
+          options_.on_frame_written(written);
+        }
       } else {
         writer_->write_packet(std::move(item->packet));
         ++packets_copied_;
@@ -608,11 +652,16 @@ class Pipeline {
   FirstFailure failure_;
   // Each counter is written by one thread only and read after the joins.
   std::int64_t frames_in_ = 0;
-  std::int64_t frames_dropped_ = 0;
+  // Written by the decoder thread, read by the encoder thread's on_frame_written too.
+  std::atomic<std::int64_t> frames_dropped_{0};
   // Reconnections (decoder thread).
   bool restart_pending_ = false;
-  int reconnects_ = 0;
-  double seconds_lost_ = 0.0;
+  std::atomic<int> reconnects_{0};
+  std::atomic<double> seconds_lost_{0.0};
+  // DCP's atmospheric light, sampled by the processing stage about once a second (reading it
+  // waits for the GPU's lanes) for on_frame_written.
+  std::array<std::atomic<float>, 3> light_{};
+  std::int64_t light_sampled_us_ = 0;
   std::string input_lost_;
   struct AbortPipe {  // readable once abort_all() ran: wakes a reconnection back-off
     int ends[2] = {-1, -1};

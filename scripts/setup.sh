@@ -19,7 +19,9 @@ packages=(build-essential cmake ninja-build pkg-config
           frei0r-plugins-dev melt  # the frei0r filters (frei0r/) and their tests through melt
           debhelper dh-python lintian man-db  # the Debian package and its test (scripts/test-package.sh)
           slurm-wlm munge  # the jobs' test cluster on localhost (slurmctld, two slurmd, munged)
-          clang libclang-rt-14-dev libomp-14-dev)  # the fuzz targets of scripts/test.sh
+          clang libclang-rt-14-dev libomp-14-dev  # the fuzz targets of scripts/test.sh
+          libcpp-httplib-dev  # the service's HTTP (serve/)
+          python3-prometheus-client python3-selenium chromium chromium-driver)  # and its tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -251,6 +251,10 @@ void free_pinned(void* memory);
 // (when given) says why.
 bool gpu_available(std::string* why_not = nullptr);
 
+// Device memory in use on the current GPU (this process's and others'), in bytes; 0 without the
+// CUDA backend or a GPU. Starts the GPU's context when none runs yet.
+std::size_t gpu_memory_used();
+
 // ---- the file / stream run --------------------------------------------------------------------
 
 // Progress of a run, given to the callback after each frame written (on the encoder thread: keep
@@ -259,6 +263,15 @@ struct RunProgress {
   std::int64_t frames = 0;           // frames written so far
   std::int64_t expected_frames = 0;  // from the container; 0 when unknown
   double seconds = 0.0;              // since the start of the run
+  // Live runs (pipeline.live = true; SPEC 9): frames dropped when processing fell behind,
+  // reconnections of the source and the seconds lost to them, this frame's latency from decoded
+  // to encoded, and DCP's atmospheric light A (R, G, B in [0, 1]; sampled about once a second,
+  // zeros in the he/ahe modes).
+  std::int64_t frames_dropped = 0;
+  int reconnects = 0;
+  double seconds_lost = 0.0;
+  double latency_seconds = 0.0;
+  std::array<float, 3> atmospheric_light{};
 };
 using ProgressCallback = std::function<void(const RunProgress&)>;
 
@@ -269,6 +282,16 @@ struct RunControl {
                                               // and finish the output (a valid, shorter file)
   bool overwrite = false;                     // replace an existing output (refused otherwise)
   bool verbose = false;                       // the CLI's -v lines on stderr
+  // Watching a run: called on the processing thread after each frame with the decoded picture
+  // (width 0 when it stays on the GPU, input.hwdec) and its result, host frames valid during
+  // the call only (copy what is kept, and keep it short: the next frame waits).
+  std::function<void(const Frame& input, const Frame& output)> on_frame;
+  // Tuning a run: called on the processing thread before each frame; when it returns true,
+  // the keys it put in `changes` (keys a Processor uses: ConfigKeyInfo::processor_key) apply
+  // over the run's options from that frame on, with a new processor whose temporal state
+  // starts afresh (as at a scene cut); input and output go on. Check the keys first with
+  // validate_options(): a key the run cannot take then fails the run (OptionError).
+  std::function<bool(Options& changes)> option_changes;
 };
 
 struct RunResult {
@@ -288,6 +311,11 @@ struct RunResult {
 // partial output is removed).
 RunResult run(const std::string& input, const std::string& output, const Options& options = {},
               const RunControl& control = {});
+
+// A frame as one JPEG picture (previews, snapshots), scaled down to at most `max_width` pixels
+// across when that is above 0, at FFmpeg's mjpeg quality scale `quality` (2 best .. 31).
+// Throws FrameError for a frame that does not fit, std::runtime_error when encoding fails.
+std::vector<std::uint8_t> encode_jpeg(const Frame& frame, int max_width = 0, int quality = 5);
 
 // ---- decoded, processed frames for a program to consume -------------------------------------------
 

@@ -1,0 +1,144 @@
+#include "serve/service_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <toml++/toml.h>
+
+namespace hazefree::serve {
+namespace {
+
+bool valid_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// A TOML value as the options' text ("0.9", "true", "luma", "10,20,300,200").
+std::string value_text(const toml::node& node) {
+  if (const auto* text = node.as_string()) return text->get();
+  if (const auto* integer = node.as_integer()) return std::to_string(integer->get());
+  if (const auto* number = node.as_floating_point()) return fmt::format("{}", number->get());
+  if (const auto* flag = node.as_boolean()) return flag->get() ? "true" : "false";
+  if (const auto* array = node.as_array()) {
+    std::string joined;
+    for (const toml::node& element : *array) joined += (joined.empty() ? "" : ",") + value_text(element);
+    return joined;
+  }
+  throw std::invalid_argument("not a value a configuration key takes");
+}
+
+// The configuration keys of a [[stream]] table: "dcp.omega" from [stream.dcp] omega.
+void flatten(const toml::table& table, const std::string& prefix, Options& options) {
+  for (const auto& [name, node] : table) {
+    const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
+    if (const auto* section = node.as_table()) {
+      flatten(*section, key, options);
+      continue;
+    }
+    try {
+      options[key] = value_text(node);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(key, fmt::format("{}: {}", key, e.what()));
+    }
+  }
+}
+
+std::string text_field(const toml::table& table, const std::string& key, const std::string& where) {
+  const toml::node* node = table.get(key);
+  if (!node) return {};
+  if (!node->is_string()) throw ConfigError(fmt::format("{}: {} must be a string", where, key));
+  return node->as_string()->get();
+}
+
+void parse_listen(const std::string& listen, const std::string& where, ServiceConfig& config) {
+  const auto colon = listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos && colon + 1 < listen.size() && colon <= listen.size() - 2) {
+    try {
+      std::size_t used = 0;
+      port = std::stoi(listen.substr(colon + 1), &used);
+      if (used != listen.size() - colon - 1) port = -1;
+    } catch (const std::exception&) {
+      port = -1;
+    }
+  }
+  std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || port < 0 || port > 65535)
+    throw ConfigError(fmt::format("{}: listen '{}' is not ADDR:PORT (e.g. 127.0.0.1:8080)", where, listen));
+  config.host = host;
+  config.port = port;
+}
+
+}  // namespace
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+ServiceConfig load_service_config(const std::string& path, const std::string& listen,
+                                  const std::string& environment_token) {
+  toml::table file;
+  try {
+    file = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    throw ConfigError(fmt::format("{}:{}:{}: {}", path, at.line, at.column, e.description()));
+  }
+  ServiceConfig config;
+  for (const auto& [name, node] : file) {
+    if (name.str() != "server" && name.str() != "stream")
+      throw ConfigError(fmt::format("{}: unknown section '{}' (expected [server] and [[stream]])", path, name.str()));
+  }
+  if (const toml::node* server_node = file.get("server")) {
+    const toml::table* server = server_node->as_table();
+    if (!server) throw ConfigError(fmt::format("{}: server must be a table ([server])", path));
+    for (const auto& [name, node] : *server) {
+      if (name.str() != "listen" && name.str() != "token")
+        throw ConfigError(fmt::format("{}: [server] has no key '{}' (listen, token)", path, name.str()));
+    }
+    if (const std::string text = text_field(*server, "listen", path + ": [server]"); !text.empty())
+      parse_listen(text, path + ": [server]", config);
+    config.token = text_field(*server, "token", path + ": [server]");
+  }
+  if (!listen.empty()) parse_listen(listen, "--listen", config);
+  if (config.token.empty()) config.token = environment_token;
+  if (!is_loopback(config.host) && config.token.empty())
+    throw ConfigError(fmt::format("{}: listening on {} (not loopback) needs a token ([server] token or HAZEFREE_TOKEN)",
+                                  path, config.host));
+
+  const toml::node* streams_node = file.get("stream");
+  const toml::array* streams = streams_node ? streams_node->as_array() : nullptr;
+  if (streams_node && (!streams || !streams->is_array_of_tables()))
+    throw ConfigError(fmt::format("{}: stream must be a list of tables ([[stream]])", path));
+  if (!streams || streams->empty()) throw ConfigError(fmt::format("{}: no [[stream]]: nothing to serve", path));
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < streams->size(); ++i) {
+    const toml::table& table = *streams->get(i)->as_table();
+    const std::string where = fmt::format("{}: stream {}", path, i + 1);
+    StreamConfig stream;
+    stream.name = text_field(table, "name", where);
+    if (!valid_name(stream.name))
+      throw ConfigError(fmt::format("{}: name '{}' must be letters, digits, _ or - (and not empty)", where, stream.name));
+    const std::string named = fmt::format("{}: stream '{}'", path, stream.name);
+    if (!names.insert(stream.name).second) throw ConfigError(fmt::format("{}: the name is used twice", named));
+    stream.input = text_field(table, "input", named);
+    if (stream.input.empty()) throw ConfigError(fmt::format("{}: no input", named));
+    stream.output = text_field(table, "output", named);
+    stream.format = text_field(table, "format", named);
+    toml::table keys = table;
+    for (const char* own : {"name", "input", "output", "format"}) keys.erase(own);
+    try {
+      flatten(keys, "", stream.options);
+      validate_options(stream.options);
+    } catch (const OptionError& e) {
+      throw ConfigError(fmt::format("{}: {}", named, e.what()));
+    }
+    config.streams.push_back(std::move(stream));
+  }
+  return config;
+}
+
+}  // namespace hazefree::serve
