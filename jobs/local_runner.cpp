@@ -499,10 +499,10 @@ class LocalJob {
     worker.render->reset();
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    chunk_run.on_frame_written = [this, &render, &counted](std::int64_t written, std::int64_t) {
-      frames_this_run_ += written - counted;
-      counted = written;
-      render.progress(written);
+    chunk_run.on_frame_written = [this, &render, &counted](const FrameWritten& written) {
+      frames_this_run_ += written.frames - counted;
+      counted = written.frames;
+      render.progress(written.frames);
     };
     // The chunk counted as running while it renders; a render that fails takes its frames back
     // (its chunk is rendered again).
