@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
 #include "kernels/cuda/grid.cuh"
@@ -450,13 +451,9 @@ void launch_patch_min_tile_as(const ImageView& d_frame, const AtmosphereState* d
                               float4* block_maxima, cudaStream_t stream) {
   const PatchTileShape t(radius);
   const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
-  // Above 48 KiB (already at the default radius 7) the kernel needs a raised limit, and that
-  // limit belongs to the function in the current CUDA context: one process may run the chain in
-  // several (the runtime's primary context and a library's own, such as GStreamer's CUDA
-  // memory), so it is raised before each launch (a host-side call of about a microsecond).
-  if (shared > 48 * 1024)
-    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(patch_min_tile_kernel<kNormalised, T>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+  // Above 48 KiB (already at the default radius 7) the kernel needs a raised limit, which
+  // belongs to the current CUDA context (kernels/cuda/cuda_context.hpp).
+  if (shared > 48 * 1024) set_max_dynamic_shared_memory(patch_min_tile_kernel<kNormalised, T>, shared);
   const FrameRef f = frame_ref(d_frame);
   const dim3 grid(div_up(f.width, kPatchTile), div_up(f.height, kPatchTile));
   patch_min_tile_kernel<kNormalised, T><<<grid, kPatchThreads, shared, stream>>>(
@@ -1131,12 +1128,9 @@ void AtmosphereCuda::update_from_block_maxima(const ImageView& d_frame, const Dc
   if (order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
   const int used = dcp::atmosphere_top_count(count, params.a_top_fraction);
   const std::size_t shared = count <= kSharedKeys ? count * sizeof(unsigned long long) : 0;
-  if (shared > 48 * 1024 && !select_attribute_set_) {
-    HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(atmosphere_select_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(kSharedKeys * sizeof(unsigned long long))));
-    select_attribute_set_ = true;
-  }
+  if (shared > 48 * 1024)
+    set_max_dynamic_shared_memory(atmosphere_select_kernel,
+                                  static_cast<int>(kSharedKeys * sizeof(unsigned long long)));
   atmosphere_select_kernel<<<1, kSelectThreads, shared, stream>>>(
       blocks, count, used, frame_ref(d_frame),
       decode_coefficients_f(d_frame), params.a_smoothing, params.a_max_step,

@@ -120,7 +120,6 @@ class AtmosphereCuda {
  private:
   DeviceBuffer<AtmosphereState> frame_state_;
   DeviceBuffer<float4> blocks_;  // dark, grey, x, y (as int bits)
-  bool select_attribute_set_ = false;
 };
 
 // Forgets the tracker's A (a new stream), on `stream`.

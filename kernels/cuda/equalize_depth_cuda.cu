@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/color_fixed_rules.hpp"
+#include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_frame.hpp"
 #include "kernels/cuda/equalize_cuda.hpp"
@@ -1105,8 +1106,7 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
     case 16: kernel = ahe_depth_instance<std::uint32_t, 16>(clip); break;
     default: kernel = wide_counters ? ahe_depth_instance<std::uint32_t, 0>(clip) : ahe_depth_instance<std::uint16_t, 0>(clip);
   }
-  HAZEFREE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(smem)));
+  set_max_dynamic_shared_memory(kernel, static_cast<int>(smem));
   int per_sm = 1;
   HAZEFREE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kAdThreads, smem));
   const int span = kAdTileWidth + 2 * r;
