@@ -77,12 +77,12 @@ const char* caps_formats() {
   return list.c_str();
 }
 
-// "I420_10LE, I420_12LE, ... or GRAY16_LE": the deep formats, in words.
-std::string deep_formats_in_words() {
+// "I420, NV12, ... or Y444": a list of formats, in words.
+template <std::size_t count>
+std::string in_words(const char* const (&formats)[count]) {
   std::string text;
-  const std::size_t count = sizeof kDeepFormats / sizeof kDeepFormats[0];
   for (std::size_t i = 0; i < count; ++i)
-    text += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + kDeepFormats[i];
+    text += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + formats[i];
   return text;
 }
 static_assert(G_BYTE_ORDER == G_LITTLE_ENDIAN, "the element's high-depth formats are the little-endian ones");
@@ -726,7 +726,7 @@ std::string refusal(GstHazefree* self, GstCaps* caps) {
   const bool system_memory = !features || gst_caps_features_is_any(features) ||
                              gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY);
   if (!gst_structure_has_name(s, "video/x-raw"))
-    return std::string("hazefree takes raw video (I420, NV12 or GRAY8), not ") + gst_structure_get_name(s) +
+    return "hazefree takes raw video (" + in_words(kEightBitFormats) + "), not " + gst_structure_get_name(s) +
            ": decode it first";
 #ifdef HAZEFREE_GST_CUDA
   const bool cuda_memory = !system_memory && gst_caps_features_contains(features, kCudaMemory);
@@ -754,9 +754,9 @@ std::string refusal(GstHazefree* self, GstCaps* caps) {
   const GstVideoFormatInfo* refused_info =
       refused != GST_VIDEO_FORMAT_UNKNOWN ? gst_video_format_get_info(refused) : nullptr;
   if (refused_info && GST_VIDEO_FORMAT_INFO_DEPTH(refused_info, 0) > 8)
-    return "hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits " + deep_formats_in_words() + ", not " +
-           format + ": put videoconvert before it";
-  return std::string("hazefree takes I420, NV12 or GRAY8 video, not ") + (format ? format : "this format") +
+    return "hazefree takes " + in_words(kEightBitFormats) + " video, or at 10 to 16 bits " + in_words(kDeepFormats) +
+           ", not " + format + ": put videoconvert before it";
+  return "hazefree takes " + in_words(kEightBitFormats) + " video, not " + (format ? format : "this format") +
          ": put videoconvert before it";
 }
 
