@@ -8,17 +8,6 @@
 
 namespace hazefree::io {
 
-int convert_sample_depth(int value, int from_depth, int to_depth, ColorRange range) {
-  if (from_depth == to_depth) return value;
-  if (range == ColorRange::limited) {
-    if (to_depth > from_depth) return value << (to_depth - from_depth);
-    const int shift = from_depth - to_depth;
-    return std::min((value + (1 << (shift - 1))) >> shift, max_code(to_depth));
-  }
-  const std::int64_t from_max = max_code(from_depth), to_max = max_code(to_depth);
-  return static_cast<int>((value * to_max + from_max / 2) / from_max);
-}
-
 namespace {
 
 // Reads and writes the samples of one row: one byte at 8 bits, else a native-endian 16-bit word

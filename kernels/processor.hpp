@@ -35,6 +35,12 @@ class FrameProcessor {
   virtual std::array<float, 3> atmospheric_light() const { return {0.f, 0.f, 0.f}; }
   // Per-stage times of the last frame, when the backend measures them (for `bench`).
   virtual std::vector<StageTime> stage_times() const { return {}; }
+  // Processes `in` as process() does and writes the result as interleaved RGB into `rgb`
+  // (kernels/rgb_output.hpp: rgb24 of in's size, at 8 bits or at in's depth), converted where
+  // the backend processes; the processed frame itself is not handed out. Throws
+  // std::invalid_argument for an `rgb` that does not fit, std::logic_error where the backend
+  // has no such output.
+  virtual void process_to_rgb(const ImageView& in, const ImageView& rgb);
 
   // ---- overlapped processing (the CUDA backend's stream lanes) ----
   // Lanes that can hold a frame in flight at once; 0 = process() only (the CPU backend).

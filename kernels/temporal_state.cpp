@@ -60,4 +60,8 @@ FrameEstimate FrameProcessor::estimate(const ImageView&) {
   throw std::logic_error(description() + ": cannot estimate a frame's contribution to the temporal state");
 }
 
+void FrameProcessor::process_to_rgb(const ImageView&, const ImageView&) {
+  throw std::logic_error(description() + ": has no RGB output");
+}
+
 }  // namespace hazefree

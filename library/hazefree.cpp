@@ -10,13 +10,10 @@
 #include <chrono>
 #include <limits>
 #include <optional>
+#include <vector>
 
-#include "io/depth_convert.hpp"
 #include "io/jpeg_encoder.hpp"
 #include "io/media_reader.hpp"
-#include "kernels/color_convert.hpp"
-#include "kernels/color_fixed_rules.hpp"
-#include "kernels/cpu/color_convert_int.hpp"
 #include "kernels/device_processor.hpp"
 #include "common/image.hpp"
 #include "kernels/processor.hpp"
@@ -452,10 +449,6 @@ struct FrameReader::Impl {
   RunOptions options;
   std::optional<io::MediaReader> reader;
   std::optional<Processor> processor;
-  Image processed;                        // the processed frame in the stream's format and depth
-  Image reduced;                          // it at 8 bits, for an 8-bit `rgb` of a deeper stream
-  std::vector<std::uint8_t> r, g, b;      // planar 8-bit RGB of it
-  std::vector<std::uint16_t> r16, g16, b16;  // planar RGB codes at the frames' depth
 };
 
 FrameReader::FrameReader(const std::string& input, const Options& options) : impl_(std::make_unique<Impl>()) {
@@ -489,36 +482,6 @@ std::int64_t FrameReader::frame_count() const { return impl_->reader->video().fr
 int FrameReader::depth() const { return impl_->reader->video().depth; }
 const Processor& FrameReader::processor() const { return *impl_->processor; }
 
-namespace {
-
-// (Re)allocates `image` for frames of `like`'s format and size at `depth`.
-void shape_like(Image& image, const ImageView& like, int depth) {
-  const ImageView& v = image.view();
-  if (image.empty() || v.format != like.format || v.width != like.width || v.height != like.height ||
-      v.depth != depth) {
-    image = Image(like.format, like.width, like.height, 64, depth);
-  }
-  image.view().matrix = like.matrix;
-  image.view().range = like.range;
-}
-
-// Planar RGB -> the caller's interleaved rgb24 (or rgb48) rows.
-template <typename Sample>
-void interleave(const std::vector<Sample>& r, const std::vector<Sample>& g, const std::vector<Sample>& b,
-                const ImageView& out) {
-  for (int y = 0; y < out.height; ++y) {
-    auto* row = reinterpret_cast<Sample*>(out.planes[0].data + static_cast<std::ptrdiff_t>(y) * out.planes[0].stride);
-    const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width);
-    for (int x = 0; x < out.width; ++x) {
-      row[3 * x] = r[o + static_cast<std::size_t>(x)];
-      row[3 * x + 1] = g[o + static_cast<std::size_t>(x)];
-      row[3 * x + 2] = b[o + static_cast<std::size_t>(x)];
-    }
-  }
-}
-
-}  // namespace
-
 bool FrameReader::next(const Frame& rgb) {
   Impl& d = *impl_;
   const ImageView out = image_view(rgb, "rgb");
@@ -534,50 +497,10 @@ bool FrameReader::next(const Frame& rgb) {
       (void)d.reader->take_packet();  // other streams are not handed out
       continue;
     }
-    const ImageView& decoded = d.reader->frame().view;
-    shape_like(d.processed, decoded, decoded.depth);
-    ImageView& processed = d.processed.view();
-    // The backend's own process(): host frames, or GPU-decoded pictures (hwdec) on the CUDA
-    // backend, whose process() copies them on the device.
-    d.processor->impl_->backend->process(decoded, processed);
-    const std::size_t pixels = static_cast<std::size_t>(decoded.width) * static_cast<std::size_t>(decoded.height);
-    const int threads = d.options.processing.threads;
-    if (processed.depth > 8 && out.depth == processed.depth) {
-      d.r16.resize(pixels);
-      d.g16.resize(pixels);
-      d.b16.resize(pixels);
-      if (processed.format == PixelFormat::gray8) {
-        // Grey is R = G = B, limited-range grey stretched to 0..M as the 8-bit conversion does:
-        // the luma rule of the YUV conversion at this depth with neutral chroma.
-        const color::YuvToRgbDepthI k = color::yuv_to_rgb_depth_i(processed.matrix, processed.range, processed.depth);
-        for (int y = 0; y < processed.height; ++y) {
-          const auto* row = reinterpret_cast<const std::uint16_t*>(
-              processed.planes[0].data + static_cast<std::ptrdiff_t>(y) * processed.planes[0].stride);
-          const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(processed.width);
-          for (int x = 0; x < processed.width; ++x)
-            d.r16[o + static_cast<std::size_t>(x)] =
-                static_cast<std::uint16_t>(color::yuv_to_rgb_depth(k, row[x], k.c_zero, k.c_zero).r);
-        }
-        d.g16 = d.r16;
-        d.b16 = d.r16;
-      } else {
-        cpu::frame_to_rgb_depth(processed, cpu::RgbPlanesU16{d.r16.data(), d.g16.data(), d.b16.data(), decoded.width},
-                                threads);
-      }
-      interleave(d.r16, d.g16, d.b16, out);
-      return true;
-    }
-    const ImageView* eight_bit = &processed;
-    if (processed.depth > 8) {
-      shape_like(d.reduced, processed, 8);
-      io::convert_depth(processed, d.reduced.view());
-      eight_bit = &d.reduced.view();
-    }
-    d.r.resize(pixels);
-    d.g.resize(pixels);
-    d.b.resize(pixels);
-    cpu::frame_to_rgb_u8(*eight_bit, RgbPlanesU8{d.r.data(), d.g.data(), d.b.data(), decoded.width}, threads);
-    interleave(d.r, d.g, d.b, out);
+    // The backend processes and converts (kernels/rgb_output.hpp): host frames, or
+    // GPU-decoded pictures (hwdec) on the CUDA backend, which stay on the device until the RGB
+    // comes back.
+    d.processor->impl_->backend->process_to_rgb(d.reader->frame().view, out);
     return true;
   }
 }

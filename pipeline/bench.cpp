@@ -22,6 +22,10 @@
 #include "io/logging.hpp"
 #include "io/media_reader.hpp"
 #include "kernels/processor.hpp"
+#include "pipeline/bench_cases.hpp"
+#include "pipeline/bench_contract.hpp"
+#include "pipeline/bench_memory.hpp"
+#include "pipeline/bench_plot.hpp"
 #include "pipeline/frame_pool.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
@@ -30,188 +34,8 @@
 namespace hazefree {
 namespace {
 
+using namespace bench;
 using Clock = std::chrono::steady_clock;
-// Keys in the order they are set: a row's stages read in the order they run.
-using Json = nlohmann::ordered_json;
-
-// ---- SPEC 6: the fields every result row carries, in every mode ----
-//
-// stages_ms: ms/frame of decode, upload, each kernel group, download and encode. The four stages
-// around the kernels are always present, null where the stage does not run in the mode (decode
-// and encode on generated frames and between the kernel cases, upload and download on the CPU
-// backend) or is not measured apart (said where it is set).
-// overlap_efficiency: sum of the stage times / wall time per frame, null where it has no meaning.
-// peak_host_bytes: see HostPeak. peak_device_bytes: see DeviceMemory.
-struct Contract {
-  std::optional<double> decode, upload, download, encode;
-  std::vector<StageTime> kernels;  // the kernel groups, in the order they ran
-  std::optional<double> overlap_efficiency;
-  std::optional<std::uint64_t> peak_host_bytes, peak_device_bytes;
-
-  // A backend's stage times: the CUDA backend's copies ("upload", "download") and its kernel groups.
-  void take_stages(const std::vector<StageTime>& stages) {
-    for (const StageTime& st : stages) {
-      if (st.name == "upload") upload = st.ms;
-      else if (st.name == "download") download = st.ms;
-      else kernels.push_back(st);
-    }
-  }
-};
-
-template <typename T>
-Json or_null(const std::optional<T>& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
-
-void put_contract(Json& row, const Contract& c) {
-  Json stages = Json::object();
-  stages["decode"] = or_null(c.decode);
-  stages["upload"] = or_null(c.upload);
-  for (const StageTime& st : c.kernels) stages[st.name] = st.ms;
-  stages["download"] = or_null(c.download);
-  stages["encode"] = or_null(c.encode);
-  row["stages_ms"] = stages;
-  row["overlap_efficiency"] = or_null(c.overlap_efficiency);
-  row["peak_host_bytes"] = or_null(c.peak_host_bytes);
-  row["peak_device_bytes"] = or_null(c.peak_device_bytes);
-}
-
-std::string megabytes(const std::optional<std::uint64_t>& bytes) {
-  return bytes ? fmt::format("{:.1f} MB", *bytes / 1048576.0) : std::string("-");
-}
-
-// The table's lines under a row: the stages that ran, then the efficiency and the memory.
-void print_contract(const Contract& c, const std::string& stages_title) {
-  std::string line = "    " + stages_title + ":";
-  auto stage = [&line](const char* name, const std::optional<double>& ms) {
-    if (ms) line += fmt::format(" {} {:.3f}", name, *ms);
-  };
-  stage("decode", c.decode);
-  stage("upload", c.upload);
-  for (const StageTime& st : c.kernels) line += fmt::format(" {} {:.3f}", st.name, st.ms);
-  stage("download", c.download);
-  stage("encode", c.encode);
-  fmt::print("{}\n", line);
-  fmt::print("    overlap efficiency {}, peak host {}, device added {}\n",
-             c.overlap_efficiency ? fmt::format("{:.2f}", *c.overlap_efficiency) : std::string("-"),
-             megabytes(c.peak_host_bytes), megabytes(c.peak_device_bytes));
-}
-
-// The process's peak resident memory, VmHWM of /proc/self/status. restart() starts a new peak at
-// the current resident size (writing "5" to /proc/self/clear_refs, Linux 4.0 and later), so that
-// a row's peak_host_bytes is the highest resident size of the whole process during that row: what
-// was resident before it (the program, the source frames) included, not the row's growth alone.
-// Where the kernel refuses the restart, the peaks are the process's since it started and the
-// document says so (peak_host_scope "process" instead of "row"); null where there is no VmHWM.
-class HostPeak {
- public:
-  void restart() {
-    const int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-    const bool done = fd >= 0 && ::write(fd, "5", 1) == 1;
-    if (fd >= 0) ::close(fd);
-    if (!done) per_row_ = false;
-  }
-  std::optional<std::uint64_t> read() const {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-      unsigned long long kib = 0;
-      if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) return std::uint64_t(kib) * 1024;
-    }
-    return std::nullopt;
-  }
-  const char* scope() const { return per_row_ ? "row" : "process"; }
-
- private:
-  bool per_row_ = true;
-};
-
-// Device memory a CUDA backend added: gpu_memory_in_use() (the device's used memory, all
-// processes', so it assumes no other process allocates meanwhile) read with the processor still
-// alive at the end of the row, minus the reading before the processor was created. A backend
-// allocates its workspaces on the first frame of a size and never per frame, so this is its peak.
-// The first reading starts the CUDA context, which is not counted as the backend's. Null for the
-// CPU backend, which allocates no device memory (the device-wide count would show other
-// processes only), and so in a build without CUDA.
-class DeviceMemory {
- public:
-  explicit DeviceMemory(bool cuda_backend) : on_(cuda_backend) {
-    if (on_) before_ = gpu_memory_in_use();
-  }
-  std::optional<std::uint64_t> added() const {
-    if (!on_) return std::nullopt;
-    const std::size_t after = gpu_memory_in_use();
-    return after > before_ ? after - before_ : 0;
-  }
-
- private:
-  bool on_;
-  std::size_t before_ = 0;
-};
-
-// The top of every JSON document.
-Json document(const std::string& tool, const HostPeak& host_peak) {
-  const std::string gpu = gpu_name();
-  return Json{{"tool", tool},
-              {"version", HAZEFREE_VERSION},
-              {"gpu", gpu.empty() ? Json(nullptr) : Json(gpu)},
-              {"cpu_threads", omp_get_max_threads()},
-              {"peak_host_scope", host_peak.scope()}};
-}
-
-void write_json(const std::string& path, const Json& doc) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error(path + ": cannot write");
-  out << doc.dump(2) << "\n";
-  if (!out.flush()) throw std::runtime_error(path + ": cannot write");
-}
-
-// A deterministic hazy-looking test frame: smooth gradients and texture under a haze veil that
-// thickens towards the top (so DCP has haze to remove and HE/AHE real histograms to work on).
-// At `depth` > 8 the same picture is drawn with M / 255 times finer codes (its gradients use the
-// extra bits, as a camera's would), in two-byte samples.
-Image generate_frame(PixelFormat format, int width, int height, int seed, int depth = 8) {
-  Image image(format, width, height, 64, depth);
-  ImageView& v = image.view();
-  const double scale = max_code(depth) / 255.0;
-  std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
-  std::uniform_int_distribution<int> noise(-12, 12);
-  for (int p = 0; p < v.plane_count; ++p) {
-    PlaneView& plane = v.planes[p];
-    const int samples = plane.width * bytes_per_sample(format, p, depth) / sample_bytes(depth);
-    for (int y = 0; y < plane.height; ++y) {
-      std::uint8_t* row = plane.data + static_cast<std::size_t>(y) * plane.stride;
-      const double haze = 1.0 - double(y) / std::max(1, plane.height - 1);  // 1 at the top
-      for (int x = 0; x < samples; ++x) {
-        double value;
-        if (p == 0 || !is_yuv(format)) {
-          const double scene = 40 + 120 * (0.5 + 0.5 * std::sin(x * 0.02 + seed) * std::cos(y * 0.015)) +
-                               noise(rng);
-          value = scene * (1 - 0.7 * haze) + 220 * 0.7 * haze;
-        } else {
-          value = 128 + 20 * std::sin(x * 0.05 + p + seed) * (1 - haze);
-        }
-        if (depth == 8) {
-          row[x] = static_cast<std::uint8_t>(std::clamp(value, 0.0, 255.0));
-        } else {
-          const double code = std::clamp(value * scale, 0.0, double(max_code(depth)));
-          reinterpret_cast<std::uint16_t*>(row)[x] = static_cast<std::uint16_t>(std::lround(code));
-        }
-      }
-    }
-  }
-  return image;
-}
-
-struct BenchCase {
-  std::string label;            // "dcp", "ahe w=63 clip=0", ...
-  ProcessingConfig config;
-  int width = 0, height = 0;
-  // The seed paper's figures for this row (0 = none), per kind of backend.
-  double paper_sequential = 0.0, paper_openmp = 0.0, paper_gpu = 0.0;
-  std::string paper_unit;       // "ms/frame" or "ms/Mpixel"
-  std::string paper_source;
-};
 
 struct BenchResult {
   std::string label;
@@ -331,17 +155,6 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
   return r;
 }
 
-std::string describe(const ProcessingConfig& c) {
-  switch (c.mode) {
-    case Mode::dcp: return "dcp";
-    case Mode::he: return fmt::format("he {}", to_string(c.color));
-    case Mode::ahe:
-      return c.ahe.clip > 0 ? fmt::format("clahe w={} clip={}", c.ahe.window, c.ahe.clip)
-                            : fmt::format("ahe w={}", c.ahe.window);
-  }
-  return "?";
-}
-
 void print_table(const std::vector<BenchResult>& results) {
   fmt::print("{:<26} {:<28} {:>11} {:>5} {:>10} {:>10} {:>10}  {}\n", "case", "backend", "size", "bits",
              "ms/frame", "fps", "ms/Mpix", "paper");
@@ -414,79 +227,6 @@ std::vector<ProcessingConfig> backend_variants(const ProcessingConfig& base, con
     }
   }
   return out;
-}
-
-// A seed paper's figure for one row: sequential CPU, OpenMP CPU and GPU columns.
-struct PaperFigures {
-  double sequential, openmp, gpu;
-  const char* unit;
-  const char* source;
-};
-
-void attach_paper(BenchCase& c, const PaperFigures& p) {
-  c.paper_unit = p.unit;
-  c.paper_source = p.source;
-  c.paper_sequential = p.sequential;
-  c.paper_openmp = p.openmp;
-  c.paper_gpu = p.gpu;
-}
-
-std::vector<BenchCase> seed_table_cases(const ProcessingConfig& base) {
-  std::vector<BenchCase> cases;
-  // Wu et al. 2021, Table 3: DCP, one CPU thread and an RTX 2080 Ti (ms/frame).
-  const struct { int w, h; double cpu, gpu; } wu[] = {{270, 193, 15, 0.353},
-                                                      {332, 500, 62, 0.652},
-                                                      {600, 400, 93, 0.722},
-                                                      {800, 457, 141, 0.973},
-                                                      {1920, 1080, 780, 3.569}};
-  for (const auto& s : wu) {
-    BenchCase c;
-    c.config = base;
-    c.config.mode = Mode::dcp;
-    c.label = "dcp";
-    c.width = s.w;
-    c.height = s.h;
-    attach_paper(c, {s.cpu, 0, s.gpu, "ms/frame", "Wu 2021 T3: 1 CPU thread / RTX 2080 Ti"});
-    cases.push_back(c);
-  }
-  // Panconi 2023, Table 1: AHE, sequential, OpenMP (16 threads), CUDA bi-directional on a
-  // GTX 1060 (ms/Mpixel, averaged over 1..16 Mpixel); here at 1 Mpixel and 4 Mpixel.
-  const struct { int window; double seq, omp, gpu; } panconi[] = {{31, 138.4, 13.5, 24.9},
-                                                                 {63, 259.4, 21.5, 25.9},
-                                                                 {127, 460.7, 40.1, 27.0},
-                                                                 {255, 982.1, 79.2, 30.6},
-                                                                 {511, 1937.7, 158.9, 41.2}};
-  for (int side : {1024, 2048}) {
-    for (const auto& p : panconi) {
-      BenchCase c;
-      c.config = base;
-      c.config.mode = Mode::ahe;
-      c.config.color = ColorMode::grey;
-      c.config.ahe.window = p.window;
-      c.config.ahe.clip = 0;
-      c.label = describe(c.config);
-      c.width = side;
-      c.height = side;
-      attach_paper(c, {p.seq, p.omp, p.gpu, "ms/Mpixel", "Panconi 2023 T1: seq / OpenMP 16 thr / GTX 1060"});
-      cases.push_back(c);
-    }
-  }
-  // Bugetti 2025, Table 1: global HE, sequential C++ and CUDA Kogge-Stone (256 threads) on an
-  // RTX 3060 Ti (ms/frame), grey images.
-  const struct { int side; double seq, gpu; } bugetti[] = {
-      {1024, 1.83429, 0.372956}, {2048, 8.67020, 0.987788}, {4096, 36.8264, 3.50452}, {8192, 141.328, 14.1078}};
-  for (const auto& b : bugetti) {
-    BenchCase c;
-    c.config = base;
-    c.config.mode = Mode::he;
-    c.config.color = ColorMode::grey;
-    c.label = describe(c.config);
-    c.width = b.side;
-    c.height = b.side;
-    attach_paper(c, {b.seq, 0, b.gpu, "ms/frame", "Bugetti 2025 T1: sequential / RTX 3060 Ti"});
-    cases.push_back(c);
-  }
-  return cases;
 }
 
 // Host memory -> backend -> host memory for raw frames, in pinned buffers: once one frame at a
@@ -627,22 +367,6 @@ Json pipeline_json(const std::vector<PipelineResult>& results, const std::string
   }
   return rows;
 }
-
-// Draws the plot with the project's script (next to the sources, or HAZEFREE_PLOT_SCRIPT).
-void plot_results(const std::string& json_path, const std::string& png_path) {
-  const char* from_env = std::getenv("HAZEFREE_PLOT_SCRIPT");
-  const std::string script = from_env ? from_env : std::string(HAZEFREE_SOURCE_DIR) + "/scripts/plot-bench.py";
-  if (!std::ifstream(script)) throw std::runtime_error(script + ": plot script not found (set HAZEFREE_PLOT_SCRIPT)");
-  auto quoted = [](const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  };
-  const std::string command = "python3 " + quoted(script) + " " + quoted(json_path) + " " + quoted(png_path);
-  if (std::system(command.c_str()) != 0) throw std::runtime_error(png_path + ": the plot script failed");
-  fmt::print(stderr, "bench: plot written to {}\n", png_path);
-}
-
 
 // The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
 // the backend and the encoder are all measured, as `hazefree in out` would run them.

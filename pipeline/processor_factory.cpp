@@ -39,6 +39,7 @@ class Borrowed final : public FrameProcessor {
   std::string description() const override { return p_.description(); }
   std::array<float, 3> atmospheric_light() const override { return p_.atmospheric_light(); }
   std::vector<StageTime> stage_times() const override { return p_.stage_times(); }
+  void process_to_rgb(const ImageView& in, const ImageView& rgb) override { p_.process_to_rgb(in, rgb); }
   int lanes() const override { return p_.lanes(); }
   void enqueue(int lane, const ImageView& in, const ImageView& out) override { p_.enqueue(lane, in, out); }
   void wait(int lane) override { p_.wait(lane); }

@@ -6,6 +6,7 @@
 #include "kernels/dehaze.hpp"
 #include "kernels/equalize.hpp"
 #include "kernels/processor.hpp"
+#include "kernels/rgb_output.hpp"
 
 namespace hazefree {
 namespace {
@@ -32,6 +33,14 @@ class CpuProcessor final : public FrameProcessor {
     if (dehazer_) dehazer_->process(in, out);
     else if (he_) he_->process(in, out);
     else ahe_->process(in, out);
+  }
+
+  void process_to_rgb(const ImageView& in, const ImageView& rgb) override {
+    check_rgb_output(in, rgb);
+    shape_scratch(in);
+    ImageView processed = scratch_.view();
+    process(in, processed);
+    cpu::frame_to_interleaved_rgb(processed, rgb, threads_);
   }
 
   void reset() override {
@@ -74,14 +83,9 @@ class CpuProcessor final : public FrameProcessor {
     if (dehazer_) {
       e.light = dehazer_->estimate(in);
     } else if (he_) {
-      if (scratch_.view().format != in.format || scratch_.view().width != in.width ||
-          scratch_.view().height != in.height || scratch_.view().depth != in.depth)
-        scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
+      shape_scratch(in);
       const TemporalState before = he_->history();
-      ImageView out = scratch_.view();
-      out.matrix = in.matrix;
-      out.range = in.range;
-      he_->process(in, out);
+      he_->process(in, scratch_.view());
       e = he_->last_histograms();
       he_->set_history(before);
     }
@@ -89,6 +93,15 @@ class CpuProcessor final : public FrameProcessor {
   }
 
  private:
+  // scratch_ shaped as `in`, with its matrix and range.
+  void shape_scratch(const ImageView& in) {
+    if (scratch_.view().format != in.format || scratch_.view().width != in.width ||
+        scratch_.view().height != in.height || scratch_.view().depth != in.depth)
+      scratch_ = Image(in.format, in.width, in.height, 64, in.depth);
+    scratch_.view().matrix = in.matrix;
+    scratch_.view().range = in.range;
+  }
+
   ProcessingConfig config_;
   int threads_;
   std::unique_ptr<cpu::Dehazer> dehazer_;

@@ -11,6 +11,8 @@
 #include "kernels/cuda/dehaze_cuda.hpp"
 #include "kernels/cuda/device_frame.hpp"
 #include "kernels/cuda/equalize_cuda.hpp"
+#include "kernels/cuda/rgb_output_cuda.hpp"
+#include "kernels/rgb_output.hpp"
 
 namespace hazefree {
 namespace cuda {
@@ -20,6 +22,7 @@ struct CudaProcessor::State {
   DeviceBuffer<AtmosphereState> saved_tracker{1};  // estimate(): the state put back after the frame
   PinnedBuffer<AtmosphereState> read_back{1};      // estimate(): the frame's A^ on the host
   DeviceBuffer<HeHistory> history{1};
+  DeviceFrame rgb;    // process_to_rgb(): the interleaved RGB before its download
   Event done{false};  // the last frame's state step (A update, he_temporal history)
   bool recorded = false;
 };
@@ -203,6 +206,18 @@ void CudaProcessor::process(const ImageView& in, ImageView& out) {
   wait(0);
   out.matrix = in.matrix;
   out.range = in.range;
+}
+
+void CudaProcessor::process_to_rgb(const ImageView& in, const ImageView& rgb) {
+  check_rgb_output(in, rgb);
+  enqueue_chain(0, in, nullptr);
+  Lane& lane = lane_at(0);
+  const cudaStream_t s = lane.stream.get();
+  state_->rgb.shape(PixelFormat::rgb24, in.width, in.height, rgb.depth);
+  launch_frame_to_interleaved_rgb(lane.out.view(), state_->rgb.view(), s);
+  copy_frame_async(state_->rgb.view(), rgb, cudaMemcpyDeviceToHost, s);
+  lane.finished.record(s);
+  wait(0);
 }
 
 ImageView CudaProcessor::device_input(int index, PixelFormat format, int width, int height,

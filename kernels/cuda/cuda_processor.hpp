@@ -31,6 +31,9 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
 
   // FrameProcessor: host frames (pageable or pinned) through lane 0, synchronously.
   void process(const ImageView& in, ImageView& out) override;
+  // The same, converted to RGB on the device (kernels/cuda/rgb_output_cuda.hpp): only the RGB
+  // frame comes back.
+  void process_to_rgb(const ImageView& in, const ImageView& rgb) override;
   void reset() override;
   std::string description() const override;
   std::array<float, 3> atmospheric_light() const override;

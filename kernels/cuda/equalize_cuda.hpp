@@ -16,31 +16,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cuda/ahe_depth_cuda.hpp"
 #include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/dehaze_cuda.hpp"  // StateOrder
+#include "kernels/cuda/equalize_planes.hpp"
+#include "kernels/cuda/he_depth_cuda.hpp"
 #include "common/image.hpp"
 #include "common/params.hpp"
 
 namespace hazefree::cuda {
-
-// he_temporal history of one stream, shared by the lanes: 8-bit channels, the BITS index, and
-// channels of depth 9..16 (wide_bins[c] = 2^depth bins of wide[c]).
-struct HeHistory {
-  float channel[3][256];
-  float bits[4096];
-  int has_channel[3];
-  int has_bits;
-  float wide[3][65536];
-  int has_wide[3];
-  int wide_bins[3];
-};
-void reset_he_history(HeHistory* d_history, cudaStream_t stream);
-
-// One 8-bit plane on the device.
-struct DevicePlaneU8 {
-  std::uint8_t* data = nullptr;
-  int width = 0, height = 0, stride = 0;
-};
 
 // dst = AHE/CLAHE of src (one plane, or three with the same geometry). `limited`: map each
 // code e to 16 + (219 e + 127) / 255. Scratch grows on demand (once per size).
@@ -65,59 +49,6 @@ struct HePlaneJob {
 };
 
 struct HeArgs;  // the HE histogram kernels' arguments (equalize_cuda.cu)
-
-// One plane of 9..16-bit samples on the device: uint16 samples, `stride` samples between rows,
-// the value stored << shift (P010/P016).
-struct DevicePlaneU16 {
-  std::uint16_t* data = nullptr;
-  int width = 0, height = 0, stride = 0, shift = 0;
-};
-
-// A plane that rides along with the HE map at depth: copied from src, or filled with `value`.
-struct WidePlaneCompanion {
-  DevicePlaneU16 src, dst;  // width: samples per row
-  bool fill = false;
-  std::uint16_t value = 0;
-};
-
-// Global HE at depth 9..16 (SPEC 7, equalize_depth_cuda.cu): 2^depth bins counted in shared-memory
-// slices of 8192 bins (the bin range split over blockIdx.z, so 16 bits takes eight slices),
-// merged with global atomics; the block that finishes last builds the LUTs (a block scan), or
-// under he_temporal one block per channel runs the sequential float rule; a map kernel applies
-// them and copies or fills up to two companion planes (the chroma of the luma and grey modes).
-class HeDepthCuda {
- public:
-  void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int channels, int depth,
-             bool limited, const HeParams& params, HeHistory* d_history, const StateOrder& order,
-             cudaStream_t stream, const WidePlaneCompanion* companions = nullptr, int companion_count = 0);
-
- private:
-  DeviceBuffer<std::uint32_t> hist_;  // channels x 2^depth, zero between frames
-  DeviceBuffer<std::uint16_t> lut_;   // channels x 2^depth
-  DeviceBuffer<unsigned> ticket_;     // blocks done, for the last-block LUT build
-  int sm_count_ = 0;
-};
-
-// AHE/CLAHE at depth 9..16 (SPEC 7, equalize_depth_cuda.cu): B = 2^min(depth, 12) bins in a
-// two-level histogram (256 buckets of 16 bins), a warp per 32 output columns whose one window
-// goes right along a row and left along the next. Each lane keeps eight buckets' counts in
-// registers, moved by the tile's column bucket counts as the 8-bit kernel moves its bins; the
-// window's fine bins (shared memory) move by the 2r + 1 entering and leaving samples (windows to
-// 511, read from a column-major copy of the plane's bins; under CLAHE the samples also keep each
-// bucket's clipped count, and the columns keep nothing), or for longer windows by the fine
-// histograms of the two columns, bucket by bucket where they have samples. Tiles are cut to fill
-// the resident blocks in one wave.
-class AheDepthCuda {
- public:
-  void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes, int depth,
-             const AheParams& params, bool limited, cudaStream_t stream);
-
- private:
-  DeviceBuffer<std::uint16_t> fine_;    // per block: columns x B counts, zero between tiles
-  DeviceBuffer<std::uint16_t> coarse_;  // per block: columns x 256 bucket counts, zero between tiles
-  DeviceBuffer<std::uint16_t> columns_; // short windows: the planes' bins, column by column
-  int sm_count_ = 0;
-};
 
 // The HE and AHE chains of one lane (scratch planes, histogram, LUTs).
 class CudaEqualizer {

@@ -342,7 +342,7 @@ std::vector<std::string> bus_messages(GstElement* pipeline) {
 
 TEST_CASE("gst: a format it cannot take is refused with a clear message on the bus") {
   init_gstreamer();
-  const std::string why = "hazefree takes I420, NV12 or GRAY8 video, not RGB: put videoconvert before it";
+  const std::string why = "hazefree takes I420, NV12, GRAY8, Y42B or Y444 video, not RGB: put videoconvert before it";
   SUBCASE("upstream asks first (most elements): a warning that says why, then upstream's error") {
     GstElement* pipeline = gst_pipeline_new(nullptr);
     GstElement* source = gst_element_factory_make("videotestsrc", nullptr);
@@ -894,7 +894,7 @@ TEST_CASE("gst: a deep format it cannot take is refused with the deep formats it
   const std::vector<std::string> lines = push_with_caps("video/x-raw,format=I420_10BE,width=4,height=2,framerate=25/1",
                                                         "backend=cpu", 4 * 2 * 2 * 3 / 2);
   REQUIRE(!lines.empty());
-  CHECK(lines[0] == "error filter: hazefree takes I420, NV12 or GRAY8 video, or at 10 to 16 bits I420_10LE, "
+  CHECK(lines[0] == "error filter: hazefree takes I420, NV12, GRAY8, Y42B or Y444 video, or at 10 to 16 bits I420_10LE, "
                     "I420_12LE, I422_10LE, I422_12LE, Y444_10LE, Y444_12LE, Y444_16LE, P010_10LE, P012_LE, P016_LE "
                     "or GRAY16_LE, not I420_10BE: put videoconvert before it");
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <random>
 
 #include "common/image.hpp"
 
@@ -33,6 +34,15 @@ inline void set_sample(const ImageView& v, int p, int i, int y, int value) {
   }
   const auto raw = static_cast<std::uint16_t>(value << sample_shift(v));
   std::memcpy(row + 2 * i, &raw, 2);
+}
+
+// Every sample of `v` a random code of its depth.
+inline void fill_random_codes(const ImageView& v, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> code(0, max_code(v.depth));
+  for (int p = 0; p < v.plane_count; ++p)
+    for (int y = 0; y < v.planes[p].height; ++y)
+      for (int i = 0; i < row_samples(v, p); ++i) set_sample(v, p, i, y, code(rng));
 }
 
 }  // namespace hazefree::samples
