@@ -39,6 +39,7 @@ record() {  # name seconds frames exit
   local fps
   fps=$(awk "BEGIN{printf \"%.1f\", $3 / $2}")
   rows+=("$(printf '%-52s %8.2f s %9s fps  %s frames  exit %s' "$1" "$2" "$fps" "$3" "$4")")
+  echo "${rows[-1]}" >>"$OUT/rows.txt"  # as it comes, for a run cut short
   json+=("{\"run\": \"$1\", \"seconds\": $2, \"fps\": $fps, \"frames\": $3, \"exit\": $4}")
 }
 hazefree_run() {  # name, then hazefree arguments (the output is the last one)

@@ -11,6 +11,7 @@
 # WARMUP (4) seconds of it not counted for the service; DRY_RUN=1 prepares the clip, the
 # configurations and the commands without a GPU and runs nothing else. About 4 minutes in all.
 set -u
+export LC_ALL=C  # one collation for sort and join
 OUT=${1:-$PWD/serve-bench-out}
 HF=${HF:-.device/hazefree}
 FF=${FF:-.device/ffmpeg}
@@ -124,9 +125,9 @@ serve_row() {  # N
   # The slowest stream's rate and the drops between the two scrapes; the median latency from the
   # histogram's buckets between them (interpolated in its bucket).
   local fps dropped median
-  fps=$(join <(metric "$first" hazefree_frames_total | sort) <(metric "$last" hazefree_frames_total | sort) |
+  fps=$(join <(metric "$first" hazefree_frames_total | sort -k1,1) <(metric "$last" hazefree_frames_total | sort -k1,1) |
     awk -v s="$(awk "BEGIN{print $t1 - $t0}")" '{ r = ($3 - $2) / s; if (min == "" || r < min) min = r } END { print min + 0 }')
-  dropped=$(join <(metric "$first" hazefree_dropped_frames_total | sort) <(metric "$last" hazefree_dropped_frames_total | sort) |
+  dropped=$(join <(metric "$first" hazefree_dropped_frames_total | sort -k1,1) <(metric "$last" hazefree_dropped_frames_total | sort -k1,1) |
     awk '{ d += $3 - $2 } END { print d + 0 }')
   median=$(median_ms "$first" "$last")
   record serve "$n" "$fps" "$dropped" "$median" "$memory" "$(awk "BEGIN{print $memory / $n}")"
