@@ -381,6 +381,7 @@ RunResult run(const std::string& input, const std::string& output, const Options
       p.atmospheric_light = written.atmospheric_light;
       progress(p);
     };
+    run_options.sample_atmospheric_light = true;
   }
   if (control.on_frame) {
     const auto on_frame = control.on_frame;

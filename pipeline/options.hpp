@@ -50,7 +50,7 @@ struct FrameWritten {
   int reconnects = 0;
   double seconds_lost = 0.0;
   double latency_seconds = 0.0;      // of this frame, decoded -> encoded
-  std::array<float, 3> atmospheric_light{};  // DCP's, sampled about once a second
+  std::array<float, 3> atmospheric_light{};  // DCP's, sampled about once a second (sample_atmospheric_light)
 };
 
 struct RunOptions {
@@ -111,6 +111,9 @@ struct RunOptions {
   // encoder thread after each frame written with the run's counters so far; and a flag that,
   // once true, stops the run as a stop request does (drain, flush, trailer).
   std::function<void(const FrameWritten&)> on_frame_written;
+  // Whether FrameWritten carries DCP's atmospheric light: reading it waits for the GPU's lanes,
+  // so only a run whose watcher shows it (the library's progress) samples it, once a second.
+  bool sample_atmospheric_light = false;
   const std::atomic<bool>* stop = nullptr;
   // For programs that watch and tune a live run (the service): called by the processing stage
   // after each frame with its input (an empty view when the picture stays on the GPU) and its

@@ -480,14 +480,13 @@ class Pipeline {
     if (options_.verbose) fmt::print(stderr, "hazefree: {}: new processing options ({})\n", options_.input, processor_->description());
   }
 
-  // After a frame processed: the watcher's look at it, and, for on_frame_written, the
-  // atmospheric light about once a second.
+  // After a frame processed: the watcher's look at it, and, when asked for
+  // (sample_atmospheric_light), the atmospheric light about once a second.
   void frame_processed(const WorkItem& item, const ImageView& output) {
-    const std::int64_t now = steady_us();
-    if (options_.on_frame_written && now - light_sampled_us_ >= 1000000) {
-      light_sampled_us_ = now;
+    if (options_.sample_atmospheric_light && steady_us() - light_sampled_us_ >= 1000000) {
       const std::array<float, 3> light = processor_->atmospheric_light();
       for (std::size_t c = 0; c < 3; ++c) light_[c].store(light[c]);
+      light_sampled_us_ = steady_us();
     }
     if (options_.on_frame_processed) options_.on_frame_processed(item.device_picture ? ImageView{} : item.frame->view, output);
   }
