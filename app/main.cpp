@@ -80,8 +80,8 @@ int run_main(int argc, char** argv) {
                                      : options.verbose ? hazefree::io::LogLevel::verbose
                                                        : hazefree::io::LogLevel::normal);
   try {
+    if (job.active()) return hazefree::jobs::run_local_job(options, job);  // readies the GPUs where its workers run
     hazefree::prepare_gpu_for_run(options);
-    if (job.active()) return hazefree::jobs::run_local_job(options, job);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {
       const double fps = s.seconds > 0 ? s.frames_out / s.seconds : 0.0;

@@ -110,6 +110,7 @@ int job_main(int argc, char** argv) {
       return stage.empty() ? 2 : 0;
     }
     if (stage == "plan") return plan_command(argc - 1, argv + 1);
+    if (stage == "work") return worker_process_main(argc - 1, argv + 1);
     if (stage == "analyze" || stage == "render" || stage == "join" || stage == "status" || stage == "slurm")
       return stage_command(stage, argc - 1, argv + 1);
     fmt::print(stderr, "hazefree: job {}: unknown stage (plan, analyze, render, join, status, slurm)\n", stage);
