@@ -236,6 +236,14 @@ class StateBoard {
     changed_.notify_all();
   }
 
+  // True when the state at `task`'s first frame is known now (wait() would not block).
+  bool known(int task) {
+    const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+    std::lock_guard lock(mutex_);
+    advance_locked(c.input);
+    return folds_[static_cast<std::size_t>(c.input)].folded >= c.number;
+  }
+
  private:
   struct InputFold {
     std::vector<std::optional<std::vector<FrameEstimate>>> pending;  // by chunk number, until folded
@@ -688,7 +696,12 @@ class LocalJob {
                                  task, describe_task(plan_, task), static_cast<double>(chunk_bytes) / 1048576.0));
       analysis->set_decoded("fused");
       chunk_run.estimator = &estimator_of(worker);
-      chunk_run.hold_frames = c.frames;
+      // The decoder runs ahead of the encoder, the chunk held in memory, where that publishes the
+      // estimates sooner for a worker that waits for them, or where this chunk waits for its own
+      // start state. A job's only worker has neither: its chunks come in time order, each start
+      // state known when it begins, and holding them would only fault in memory for nothing.
+      const bool alone = layout_.slots.size() == 1 && !main_;
+      if (!alone || !board_.known(task)) chunk_run.hold_frames = c.frames;
       chunk_run.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
         save_analysis(dir_, plan_, task, estimates);
         analysis->done(static_cast<std::int64_t>(estimates.size()));
