@@ -271,7 +271,14 @@ PYBIND11_MODULE(_hazefree, m) {
       control.progress = [&](const hazefree::RunProgress& p) {
         py::gil_scoped_acquire gil;
         try {
-          progress(p.frames, p.expected_frames, p.seconds);
+          py::dict live;
+          live["frames_dropped"] = p.frames_dropped;
+          live["reconnects"] = p.reconnects;
+          live["seconds_lost"] = p.seconds_lost;
+          live["latency_seconds"] = p.latency_seconds;
+          live["atmospheric_light"] =
+              py::make_tuple(p.atmospheric_light[0], p.atmospheric_light[1], p.atmospheric_light[2]);
+          progress(p.frames, p.expected_frames, p.seconds, live);
         } catch (py::error_already_set&) {
           // The callback raised: stop the run (the output is finished) and raise it afterwards.
           std::lock_guard<std::mutex> lock(error_mutex);

@@ -401,7 +401,10 @@ def run(input, output, progress=None, overwrite=False, verbose=False, **options)
 
     progress: called as ``progress(frames_written, frames_expected, seconds)`` after each frame
       (frames_expected is 0 when unknown); an exception it raises stops the run (the output is
-      finished) and is raised again here.
+      finished) and is raised again here. A callable that takes a fourth argument gets a dict
+      of the live counters too: frames_dropped, reconnects, seconds_lost (``pipeline_live``
+      runs), latency_seconds (this frame's, decoded to encoded) and atmospheric_light (DCP's A
+      as R, G, B in [0, 1], sampled about once a second; zeros in the he/ahe modes).
     overwrite: replace an existing output (refused otherwise, as without ``-y``).
     Ctrl-C (on the main thread) stops reading, finishes the output as the CLI does, then raises
     KeyboardInterrupt. Returns a dict: frames_in, frames_out, frames_dropped, packets_copied,
@@ -413,8 +416,27 @@ def run(input, output, progress=None, overwrite=False, verbose=False, **options)
         if not isinstance(value, (str, bytes)) and not hasattr(value, "__fspath__"):
             raise TypeError(f"{name}: {type(value).__name__}, expected a path or URL string")
     import os
+    if progress is not None and not _takes_four_arguments(progress):
+        three = progress
+
+        def progress(frames, expected, seconds, live):
+            return three(frames, expected, seconds)
     return _hazefree.run(os.fsdecode(input), os.fsdecode(output), _options("run", options), progress,
                          bool(overwrite), bool(verbose))
+
+
+def _takes_four_arguments(function):
+    """True when ``function`` can be called with four positional arguments (also with *args);
+    a callable whose signature cannot be read is called with the three of earlier versions."""
+    import inspect
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    return (any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters) or
+            len(positional) >= 4)
 
 
 def frames(input, device="cpu", **options):  # noqa: A002

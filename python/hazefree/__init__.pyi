@@ -45,7 +45,9 @@ class Processor:
     def option(self, key: str) -> str: ...
 
 def run(input: Union[str, os.PathLike[str]], output: Union[str, os.PathLike[str]],
-        progress: Optional[Callable[[int, int, float], Any]] = None, overwrite: bool = False,
+        progress: Optional[Union[Callable[[int, int, float], Any],
+                                 Callable[[int, int, float, Dict[str, Any]], Any]]] = None,
+        overwrite: bool = False,
         verbose: bool = False, **options: OptionValue) -> Dict[str, Any]: ...
 
 # (height, width, 3) RGB: uint8 for 8-bit streams, uint16 codes at the stream's depth for deeper

@@ -259,6 +259,26 @@ def test_run_writes_the_clip_as_the_command_line_does(cli, samples, tmp):
         assert a == b, f"frame {i} differs from the command line's"
 
 
+def test_run_progress_with_four_parameters_gets_the_live_counters(samples, tmp):
+    clip = samples / "hazy-street.mp4"
+    seen = []
+    summary = hazefree.run(clip, tmp / "dcp.y4m", backend="cpu", mode="dcp",
+                           progress=lambda done, expected, seconds, live: seen.append((done, dict(live))))
+    assert summary["frames_out"] == 100 and len(seen) == 100
+    for done, live in seen:
+        assert set(live) == {"frames_dropped", "reconnects", "seconds_lost", "latency_seconds", "atmospheric_light"}
+        assert live["frames_dropped"] == 0 and live["reconnects"] == 0 and live["seconds_lost"] == 0.0
+        assert live["latency_seconds"] >= 0.0
+    # DCP's atmospheric light, sampled from the run: within (0, 1] for the hazy street once known.
+    light = seen[-1][1]["atmospheric_light"]
+    assert len(light) == 3 and all(0.0 < a <= 1.0 for a in light), light
+    # *args callables get the fourth argument too; the he mode has no light.
+    counts = []
+    hazefree.run(clip, tmp / "he.y4m", backend="cpu", mode="he", output_frames=5,
+                 progress=lambda *args: counts.append(len(args)))
+    assert counts == [4] * 5
+
+
 def test_run_failures_name_the_input_or_output(samples, tmp):
     raises(RuntimeError, "missing.mp4", lambda: hazefree.run(tmp / "missing.mp4", tmp / "out.mp4"))
     (tmp / "exists.y4m").write_bytes(b"x")
