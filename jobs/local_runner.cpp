@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -480,7 +481,13 @@ class LocalJob {
                                           std::to_string(layout_.budget / layout_.slots.size() * slots.size())};
     if (layout_.encoder_threads > 0) arguments.insert(arguments.end(), {"--encoder-threads", std::to_string(layout_.encoder_threads)});
     if (options_.verbose) arguments.push_back("-v");
-    const std::string what = fmt::format("{}, {} worker{}", slots[0].gpu >= 0 ? fmt::format("GPU {}", slots[0].gpu) : "CPU",
+    std::vector<int> gpus;
+    for (const Slot& slot : slots)
+      if (slot.gpu >= 0 && std::find(gpus.begin(), gpus.end(), slot.gpu) == gpus.end()) gpus.push_back(slot.gpu);
+    const std::string what = fmt::format("{}, {} worker{}",
+                                         gpus.empty()       ? std::string("CPU")
+                                         : gpus.size() == 1 ? fmt::format("GPU {}", gpus[0])
+                                                            : fmt::format("GPUs {}", fmt::join(gpus, ",")),
                                          slots.size(), slots.size() == 1 ? "" : "s");
     WorkerProcess process;
     try {
