@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -27,7 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/processor.hpp"
 #include "pipeline/options.hpp"
+#include "pipeline/pipeline.hpp"
 #include "run_command.hpp"
 #include "support/test_support.hpp"
 #include "test_robustness_support.hpp"
@@ -367,6 +371,89 @@ TEST_CASE("live: a reader held back by slow processing is not taken for a stalle
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(test::probe_media(out).video_frames == 12);
+}
+
+namespace {
+
+// The CPU processor, whose first frame waits (20 s at most) until `released` is set.
+class HeldProcessor final : public FrameProcessor {
+ public:
+  HeldProcessor(std::mutex& mutex, std::condition_variable& changed, bool& released, bool& waited_out)
+      : inner_(make_cpu_processor(config())), mutex_(mutex), changed_(changed), released_(released),
+        waited_out_(waited_out) {}
+  static ProcessingConfig config() {
+    ProcessingConfig c;
+    c.backend = Backend::cpu;
+    return c;
+  }
+  void process(const ImageView& in, ImageView& out) override {
+    if (first_) {
+      first_ = false;
+      std::unique_lock lock(mutex_);
+      waited_out_ = !changed_.wait_for(lock, std::chrono::seconds(20), [&] { return released_; });
+    }
+    inner_->process(in, out);
+  }
+  void reset() override { inner_->reset(); }
+  std::string description() const override { return "held cpu"; }
+
+ private:
+  std::unique_ptr<FrameProcessor> inner_;
+  std::mutex& mutex_;
+  std::condition_variable& changed_;
+  bool& released_;
+  bool& waited_out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+TEST_CASE("live: processing that falls behind a streamed source drops frames and never holds the reader back") {
+  // The source writes its pictures (3.5 MB, far more than the socket holds) into a socket while
+  // the first picture's processing waits for the source to have written them all: only a reader
+  // that goes on reading, dropping the oldest waiting frames, lets it finish.
+  constexpr int kFrames = 30, kWidth = 320, kHeight = 240;
+  int sockets[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == 0);
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool written = false, waited_out = false;
+  std::thread source([&] {
+    std::string bytes = test::y4m_header(kWidth, kHeight, "420jpeg");
+    for (int i = 0; i < kFrames; ++i) bytes += test::y4m_frame(kWidth, kHeight, "420jpeg", i);
+    for (std::size_t at = 0; at < bytes.size();) {
+      const ssize_t sent = send(sockets[1], bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+      if (sent <= 0) break;  // the reader went away (a failed run)
+      at += static_cast<std::size_t>(sent);
+    }
+    close(sockets[1]);
+    std::lock_guard lock(mutex);
+    written = true;
+    changed.notify_all();
+  });
+  const std::string dir = test::temp_dir("live-behind-" + std::to_string(getpid()));
+  RunOptions o;
+  o.input = "pipe:" + std::to_string(sockets[0]);
+  o.output = dir + "/out.mkv";
+  o.live = true;
+  o.quiet = true;
+  o.processing = HeldProcessor::config();
+  finalize_options(o);
+  std::optional<RunSummary> summary;
+  try {
+    summary = run_pipeline(o, std::make_unique<HeldProcessor>(mutex, changed, written, waited_out));
+  } catch (const std::exception& e) {
+    FAIL_CHECK("the run failed: " << e.what());
+  }
+  close(sockets[0]);
+  source.join();
+  CHECK_FALSE(waited_out);  // the source could write everything while the processing waited
+  REQUIRE(summary.has_value());
+  // (A live reader's demuxer keeps no packets from probing the stream: the first may be gone.)
+  CHECK(summary->frames_in >= kFrames - 2);
+  CHECK(summary->frames_dropped > 0);
+  CHECK(summary->frames_out + summary->frames_dropped == summary->frames_in);
+  CHECK(test::probe_media(o.output).video_frames == summary->frames_out);
 }
 
 TEST_CASE("live: a TCP MPEG-TS source frozen, killed and restarted is reconnected into one output") {
