@@ -56,15 +56,16 @@ class BoundedQueue {
   template <typename Pred>
   std::optional<T> remove_oldest_if(Pred pred) {
     std::lock_guard lock(mutex_);
-    for (auto it = items_.begin(); it != items_.end(); ++it) {
-      if (pred(*it)) {
-        T item = std::move(*it);
-        items_.erase(it);
-        not_full_.notify_one();
-        return item;
-      }
-    }
-    return std::nullopt;
+    return remove_oldest_locked(pred);
+  }
+
+  // The same, only while the queue is full: with a single producer, its next push then does not
+  // wait (live mode: the source is never held back by a full queue).
+  template <typename Pred>
+  std::optional<T> remove_oldest_if_full(Pred pred) {
+    std::lock_guard lock(mutex_);
+    if (items_.size() < capacity_) return std::nullopt;
+    return remove_oldest_locked(pred);
   }
 
   // No more items will come: the consumer drains the rest, then pop() returns nothing.
@@ -97,6 +98,19 @@ class BoundedQueue {
   std::size_t capacity() const { return capacity_; }
 
  private:
+  template <typename Pred>
+  std::optional<T> remove_oldest_locked(Pred& pred) {
+    for (auto it = items_.begin(); it != items_.end(); ++it) {
+      if (pred(*it)) {
+        T item = std::move(*it);
+        items_.erase(it);
+        not_full_.notify_one();
+        return item;
+      }
+    }
+    return std::nullopt;
+  }
+
   const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable not_empty_;

@@ -291,15 +291,32 @@ class Pipeline {
       throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", options_.input, options_.hold_frames));
     }
     if (options_.live) {
+      if (PooledFrame* frame = drop_oldest_if_full()) return frame;
       if (PooledFrame* frame = in_pool_->try_acquire()) return frame;
-      // Behind: drop the oldest waiting frame rather than block the source.
-      if (auto oldest = in_queue_.remove_oldest_if([](const WorkItem& w) { return w.frame != nullptr; })) {
-        ++frames_dropped_;
-        return oldest->frame;
-      }
+      // No buffer free (the lanes hold them): drop the oldest waiting frame rather than block.
+      if (auto oldest = in_queue_.remove_oldest_if(is_frame)) return dropped(*oldest);
     }
     return in_pool_->acquire();
   }
+
+  // Live: processing that falls behind a device, pipe or network source drops the oldest waiting
+  // frame (counted) and never holds the reader back. A held-back reader would leave the source's
+  // data piling up in the socket's buffers (seconds of pictures over TCP), and would see a stall
+  // or the source's end only once it had read through that backlog, at the processing's pace.
+  // (A file waits for its reader: nothing is dropped for it.) Returns the dropped frame's buffer,
+  // or nothing when the queue has room (or holds no frame).
+  PooledFrame* drop_oldest_if_full() {
+    if (!reader_.video().live) return nullptr;
+    std::optional<WorkItem> oldest = decoded_queue().remove_oldest_if_full(is_frame);
+    return oldest ? dropped(*oldest) : nullptr;
+  }
+  PooledFrame* dropped(WorkItem& item) {
+    ++frames_dropped_;
+    // The first picture after a reconnection: the next one restarts the temporal state instead.
+    if (item.restart) restart_pending_ = true;
+    return item.frame;
+  }
+  static bool is_frame(const WorkItem& item) { return item.frame != nullptr; }
 
   void decode_loop() {
     for (;;) {
@@ -322,6 +339,9 @@ class Pipeline {
       WorkItem work;
       if (item == io::MediaReader::Item::packet) {
         work.packet = reader_.take_packet();
+        if (options_.live) {
+          if (PooledFrame* frame = drop_oldest_if_full()) in_pool_->release(frame);
+        }
       } else {
         const io::DecodedFrame& decoded = reader_.frame();
         PooledFrame* frame = acquire_input_frame();

@@ -3,8 +3,10 @@
 
     rtsp_server.py PORT
 
-Serves rtsp://127.0.0.1:PORT/live: live 320x240 noise at 25 fps (pictures large enough that an
-output grows quickly) as Motion JPEG over RTP (every picture a keyframe, so a client that
+Serves rtsp://127.0.0.1:PORT/live: live 160x120 noise at 25 fps (noise, so that an output grows
+quickly; small, so that a processing under ThreadSanitizer keeps up; not slower, because the
+client's probing of the stream reads about 20 pictures, in which no byte counts as progress
+towards input.timeout) as Motion JPEG over RTP (every picture a keyframe, so a client that
 reconnects decodes at once). Prints "ready" on stdout once it listens; runs until killed. Needs Debian's gir1.2-gst-rtsp-server-1.0, python3-gi and
 gstreamer1.0-plugins-good (jpegenc, rtpjpegpay).
 """
@@ -27,7 +29,7 @@ def main() -> int:
     server.set_service(sys.argv[1])
     factory = GstRtspServer.RTSPMediaFactory()
     factory.set_launch(
-        "( videotestsrc is-live=true pattern=snow ! video/x-raw,format=I420,width=320,height=240,framerate=25/1 "
+        "( videotestsrc is-live=true pattern=snow ! video/x-raw,format=I420,width=160,height=120,framerate=25/1 "
         "! jpegenc quality=80 ! rtpjpegpay name=pay0 pt=26 )"
     )
     factory.set_shared(True)

@@ -88,6 +88,20 @@ TEST_CASE("bounded queue: remove_oldest_if takes the oldest matching item only")
   CHECK(rest == std::vector<int>{1, 3, 4});
 }
 
+TEST_CASE("bounded queue: remove_oldest_if_full takes an item only from a full queue") {
+  BoundedQueue<int> q(3);
+  q.push(1);
+  q.push(2);
+  CHECK_FALSE(q.remove_oldest_if_full([](int) { return true; }).has_value());  // room left
+  q.push(3);
+  CHECK_FALSE(q.remove_oldest_if_full([](int v) { return v > 10; }).has_value());
+  auto odd = q.remove_oldest_if_full([](int v) { return v % 2 == 1; });
+  REQUIRE(odd.has_value());
+  CHECK(*odd == 1);
+  CHECK(q.size() == 2);
+  CHECK_FALSE(q.remove_oldest_if_full([](int) { return true; }).has_value());
+}
+
 TEST_CASE("bounded queue: many items across threads arrive once each, in order") {
   BoundedQueue<int> q(2);
   constexpr int kCount = 20000;
