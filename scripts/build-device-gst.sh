@@ -16,11 +16,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${FFMPEG_PREFIX:-/tmp/ffmpeg-static}
-builder=${FFMPEG_BUILDER:-$root/../shared/device/build-static-ffmpeg.sh}
+builder=${FFMPEG_BUILDER:-$root/scripts/build-static-ffmpeg.sh}
 jobs=${JOBS:-2}
 out=$root/.device/gst
 
-# Returns at once when the prefix is current (see the device notes).
+# Returns at once when the prefix is current.
 "$builder" "$prefix"
 
 # Debian's libx264.a is not position-independent: it links into the program, but libhazefree.so

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, on this machine, the binaries carried to the GPU machine (see the device notes):
+# Builds, on this machine, the binaries carried to the GPU machine (which has no FFmpeg):
 # a static FFmpeg prefix if missing, the `build-device` tree against it (CUDA for sm_90, FFmpeg
 # linked statically), then copies hazefree and hazefree_gpu_tests into .device/ (ignored by git).
 #   scripts/build-device.sh            JOBS=2 by default
@@ -7,7 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${FFMPEG_PREFIX:-/tmp/ffmpeg-static}
-builder=${FFMPEG_BUILDER:-$root/../shared/device/build-static-ffmpeg.sh}
+builder=${FFMPEG_BUILDER:-$root/scripts/build-static-ffmpeg.sh}
 jobs=${JOBS:-2}
 
 if [[ ! -f $prefix/.complete ]]; then

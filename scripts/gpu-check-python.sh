@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-check-python.sh prepare   HERE (Debian 12): puts what the GPU machine lacks into
 #                                          .device/: the static FFmpeg (.device/ffmpeg-static, from
-#                                          ../shared/device/build-static-ffmpeg.sh) and the
+#                                          scripts/build-static-ffmpeg.sh) and the
 #                                          headers/CMake files of fmt, CLI11, toml++, nlohmann-json
 #                                          and pkg-config (.device/deps)
 #   scripts/gpu-check-python.sh           THERE, from the repository root, with .device/ffmpeg-static
@@ -23,7 +23,7 @@ cd "$root"
 fail() { echo "gpu-check-python: $*" >&2; exit 1; }
 
 if [[ ${1:-} == prepare ]]; then
-  builder=${FFMPEG_BUILDER:-$root/../shared/device/build-static-ffmpeg.sh}
+  builder=${FFMPEG_BUILDER:-$root/scripts/build-static-ffmpeg.sh}
   prefix=${FFMPEG_STATIC_BUILD:-/tmp/ffmpeg-static}
   "$builder" "$prefix"
   rm -rf .device/ffmpeg-static
