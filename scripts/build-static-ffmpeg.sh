@@ -6,8 +6,9 @@
 #   scripts/build-static-ffmpeg.sh PREFIX     (about ten minutes on 2 cores; does nothing when
 #                                             PREFIX already holds this configuration)
 # What it holds beyond a plain transcoder, and why:
-# - libx264 built with -fPIC from Debian's x264 source: libhazefree.so and the frei0r filters
-#   link FFmpeg into a shared object, which Debian's libx264.a (not PIC) cannot go into;
+# - libx264 built with -fPIC from Debian's x264 source, so that a shared object (libhazefree.so,
+#   the frei0r filters) can take it, which Debian's libx264.a cannot: such a link also needs
+#   -Wl,-Bsymbolic for FFmpeg's own assembly, as FFmpeg's shared libraries are linked;
 # - the mjpeg encoder and the mpjpeg and hls muxers: `hazefree serve`'s snapshots, previews and
 #   HLS outputs (scripts/serve-bench.sh);
 # - the frei0r filter: `ffmpeg -vf frei0r=hazefree_*` (scripts/frei0r-bench.sh).
