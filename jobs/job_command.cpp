@@ -72,14 +72,7 @@ int stage_command(const std::string& stage, int argc, char** argv) {
   }
   app.add_flag("-q,--quiet", quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", verbose, "more detail on stderr");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
+  if (!parse_stage_line(app, argc, argv)) return 0;
   StageOptions options{quiet, verbose};
   if (stage == "status") {
     fmt::print("{}", job_status(dir, as_json));
@@ -101,6 +94,18 @@ int stage_command(const std::string& stage, int argc, char** argv) {
 }
 
 }  // namespace
+
+bool parse_stage_line(CLI::App& app, int argc, char** argv, const std::string& prefix) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return false;
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(prefix + e.what());
+  }
+  return true;
+}
 
 int job_main(int argc, char** argv) {
   const std::string stage = argc >= 2 ? argv[1] : "";

@@ -9,7 +9,16 @@
 #include "jobs/job_options.hpp"
 #include "pipeline/options.hpp"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace hazefree::jobs {
+
+// A stage's own command line (DIR and its few options) parsed into `app`'s variables; false
+// when it asked for --help (printed on stdout). A bad line throws UsageError, `prefix` before
+// CLI11's message.
+bool parse_stage_line(CLI::App& app, int argc, char** argv, const std::string& prefix = "");
 
 // `hazefree job ...` (argv[0] is "job"); returns the exit status.
 int job_main(int argc, char** argv);

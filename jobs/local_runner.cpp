@@ -353,23 +353,16 @@ class LocalJob {
     int done_pipe[2];
     if (pipe2(done_pipe, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
     if (pipe2(reader_wake_, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
+    // A thread per worker, or per worker process (which serves it).
     std::vector<std::thread> workers;
     const std::vector<std::vector<Slot>> groups = process_groups();
-    if (!groups.empty()) {
-      processes_.assign(groups.size(), nullptr);
-      for (std::size_t g = 0; g < groups.size(); ++g) {
-        workers.emplace_back([this, g, &groups, &done_pipe] {
-          serve_worker_process(g, groups[g]);
-          (void)!write(done_pipe[1], "x", 1);
-        });
-      }
-    } else {
-      for (std::size_t w = 0; w < layout_.slots.size(); ++w) {
-        workers.emplace_back([this, w, &done_pipe] {
-          work(layout_.slots[w]);
-          (void)!write(done_pipe[1], "x", 1);
-        });
-      }
+    processes_.assign(groups.size(), nullptr);
+    for (std::size_t w = 0; w < (groups.empty() ? layout_.slots.size() : groups.size()); ++w) {
+      workers.emplace_back([this, w, &groups, &done_pipe] {
+        if (groups.empty()) work(layout_.slots[w]);
+        else serve_worker_process(w, groups[w]);
+        (void)!write(done_pipe[1], "x", 1);
+      });
     }
     std::thread reader;
     if (main_) reader = std::thread([this] { read_main_process(); });
@@ -923,14 +916,7 @@ int worker_process_main(int argc, char** argv) {
   app.add_option("--encoder-threads", encoder_threads, "threads of each worker's encoder (default: the encoder's choice)");
   app.add_option("--link-fd", link_fd, "the descriptor of the connection to the job's main process")->required();
   app.add_flag("-v,--verbose", verbose, "FFmpeg's messages on stderr");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("job work: {}", e.what()));
-  }
+  if (!parse_stage_line(app, argc, argv, "job work: ")) return 0;
   if (link_fd < 0 || fcntl(link_fd, F_SETFD, FD_CLOEXEC) != 0)
     throw UsageError(fmt::format("job work: --link-fd {}: not an open descriptor (this stage is started by "
                                  "`hazefree --chunks N --processes P`)", link_fd));

@@ -373,6 +373,22 @@ std::vector<int> decodes_per_task(const std::string& dir) {
   return decodes;
 }
 
+// `clip` with `options` cut into 3 chunks into DIR.mkv, the job directory DIR kept, with the
+// command's `flags` (-q, the workers): the single run's frames, each chunk decoded once (the last
+// has no analysis, the others take it from their render's decoding). Returns the command's result.
+CommandResult check_fused_job(const std::string& clip, const std::string& options, const std::string& flags,
+                              const std::string& dir) {
+  fs::remove_all(dir);
+  const CommandResult r = run_hazefree(flags + " -y " + options + " --encoder ffv1 --chunks 3 --job-dir " + q(dir) + " " +
+                                       q(clip) + " " + q(dir + ".mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(single_run(clip, options), dir + ".mkv");
+  const std::vector<int> once = decodes_per_task(dir);
+  REQUIRE(once.size() == 3);
+  CHECK(std::all_of(once.begin(), once.end(), [](int n) { return n == 1; }));
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("job chunks: each frame decoded once (fused), or twice when the memory budget cannot hold a chunk") {
@@ -382,18 +398,11 @@ TEST_CASE("job chunks: each frame decoded once (fused), or twice when the memory
     CAPTURE(options);
     const std::string& single = single_run(clip.path, options);
     // Default budget: every chunk but the last decoded once, for its analysis and its render.
-    fs::remove_all(base + "/fused");
-    CommandResult r = run_hazefree("-q -y " + std::string(options) + " --encoder ffv1 --chunks 3 --job-dir " + q(base + "/fused") +
-                                   " " + q(clip.path) + " " + q(base + "/fused.mkv"));
-    REQUIRE_MESSAGE(r.status == 0, r.err);
-    check_identical(single, base + "/fused.mkv");
-    const std::vector<int> once = decodes_per_task(base + "/fused");
-    REQUIRE(once.size() == 3);
-    CHECK(std::all_of(once.begin(), once.end(), [](int n) { return n == 1; }));
+    check_fused_job(clip.path, options, "-q", base + "/fused");
     CHECK(read_text(base + "/fused/logs/analyze-0.log").find("decoded once") != std::string::npos);
     // A budget too small for any chunk: the two-pass form, said in the job's log, same frames.
     fs::remove_all(base + "/twice");
-    r = run_hazefree("-y " + std::string(options) + " --encoder ffv1 --chunks 3 --job-memory 0.01 --job-dir " +
+    CommandResult r = run_hazefree("-y " + std::string(options) + " --encoder ffv1 --chunks 3 --job-memory 0.01 --job-dir " +
                      q(base + "/twice") + " " + q(clip.path) + " " + q(base + "/twice.mkv"));
     REQUIRE_MESSAGE(r.status == 0, r.err);
     CHECK(r.err.find("decoded twice") != std::string::npos);
@@ -507,20 +516,14 @@ TEST_CASE("job chunks: worker processes (--processes): every chunk rendered in o
     CAPTURE(options);
     const std::string& single = single_run(clip.path, options);
     // Fused: one worker in each of two processes, every chunk but the last decoded once.
-    fs::remove_all(base + "/fused");
-    CommandResult r = run_hazefree("-v -y " + std::string(options) + " --encoder ffv1 --chunks 3 --workers 2 --processes 2 --job-dir " +
-                                   q(base + "/fused") + " " + q(clip.path) + " " + q(base + "/fused.mkv"));
-    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CommandResult r = check_fused_job(clip.path, options, "-v --workers 2 --processes 2", base + "/fused");
     CHECK(r.err.find("on 2 workers (CPU) in 2 processes") != std::string::npos);
-    check_identical(single, base + "/fused.mkv");
     const std::vector<long> started = started_worker_processes(r.err);
     REQUIRE(started.size() == 2);
     for (const long pid : render_pids(base + "/fused", 3)) {
       CAPTURE(pid);
       CHECK(std::find(started.begin(), started.end(), pid) != started.end());
     }
-    const std::vector<int> once = decodes_per_task(base + "/fused");
-    CHECK(std::all_of(once.begin(), once.end(), [](int n) { return n == 1; }));
     // Two-pass (a budget too small for any chunk), three workers in two processes.
     r = run_hazefree("-q -y " + std::string(options) + " --encoder ffv1 --chunks 3 --workers 3 --processes 2 --job-memory 0.01 " +
                      q(clip.path) + " " + q(base + "/twice.mkv"));
