@@ -14,7 +14,7 @@ namespace hazefree::jobs {
 namespace {
 
 constexpr const char* kJobHelp =
-    "hazefree job: one input or many, in chunks of whole frames over processes, GPUs and hosts;\n"
+    "hazefree job: one input or many, in chunks of whole frames over GPUs and hosts;\n"
     "every frame identical to the single run's (SPEC 8). The stages, each a command a scheduler can run:\n"
     "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds S] [run options]\n"
     "  hazefree job analyze DIR [--chunk K]   per-frame estimates of task K (array task)\n"
@@ -115,7 +115,6 @@ int job_main(int argc, char** argv) {
       return stage.empty() ? 2 : 0;
     }
     if (stage == "plan") return plan_command(argc - 1, argv + 1);
-    if (stage == "work") return worker_process_main(argc - 1, argv + 1);
     if (stage == "analyze" || stage == "render" || stage == "join" || stage == "status" || stage == "slurm")
       return stage_command(stage, argc - 1, argv + 1);
     fmt::print(stderr, "hazefree: job {}: unknown stage (plan, analyze, render, join, status, slurm)\n", stage);

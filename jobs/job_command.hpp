@@ -26,10 +26,6 @@ int job_main(int argc, char** argv);
 // `hazefree --chunks ...`: plan, then the chunks on this machine's workers, join; returns the exit status.
 int run_local_job(const RunOptions& options, const JobOptions& job);
 
-// `hazefree job work DIR ...` (argv[0] is "work"): one of the worker processes of a run with
-// --processes N, started by it and fed its tasks over a connection (jobs/worker_link.hpp).
-int worker_process_main(int argc, char** argv);
-
 // `job slurm`: writes DIR/slurm/{analyze,render,join}.sbatch and submits them with sbatch
 // (render after the analysis, join after the render; each array task requeued on failure of its
 // node). `gpus_per_task` > 0 asks each task for that many GPUs (--gres=gpu:N).

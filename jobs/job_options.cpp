@@ -22,9 +22,6 @@ void JobFlags::add_to(CLI::App& app, bool plan) {
       ->check(CLI::Range(1, 64));
   app.add_option("--workers", job_.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
       ->check(CLI::Range(1, 1024));
-  app.add_option("--processes", job_.processes, "with --chunks: run the workers in N processes of their own, the "
-                                                 "workers divided among them in GPU order (default 1: threads of this one)")
-      ->check(CLI::Range(1, 1024));
   app.add_option("--job-memory", job_.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
                                                  "each frame is decoded once (default: half the available memory)")
       ->check(CLI::NonNegativeNumber);
@@ -47,8 +44,8 @@ JobOptions JobFlags::options() const {
   }
   const int cut_ways = (job.chunks > 0 || job.auto_chunks) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
   if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
-  if (!plan_ && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty() || job.processes > 0))
-    throw UsageError("--gpus, --processes and --job-dir go with --chunks (or --chunk-seconds)");
+  if (!plan_ && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
+    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
   return job;
 }
 

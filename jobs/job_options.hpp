@@ -21,7 +21,6 @@ struct JobOptions {
   std::string gpus;              // "all" (empty: all) or "0,1,..."
   int workers_per_gpu = 0;       // 0: 1, or as --chunks auto chooses
   int workers = 0;               // without GPUs: workers sharing the cores (0: 2, or as auto chooses)
-  int processes = 0;             // the workers in this many processes of their own (0, 1: threads of this one)
   // Decoded frames a job's workers may hold in memory at once, in MiB (0: half of the memory
   // available when the job starts): a chunk whose frames fit its worker's share is decoded once
   // for its analysis and its render; a larger one is decoded twice (the two-pass form).

@@ -13,13 +13,9 @@
 // the stage commands write them, so `job status`, a resumed run and the join see one layout.
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
@@ -43,7 +39,6 @@
 #include "jobs/job_plan.hpp"
 #include "jobs/job_progress.hpp"
 #include "jobs/job_stages.hpp"
-#include "jobs/worker_link.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/temporal_state.hpp"
 #include "pipeline/frame_pool.hpp"
@@ -123,7 +118,6 @@ struct Layout {
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
   int gpus = 0;               // GPUs the workers use
-  int processes = 1;          // 1: the workers are threads of this process; more: worker processes
   std::string line;           // what was chosen, for --chunks auto
 };
 
@@ -157,9 +151,6 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
     for (int w = 0; w < workers; ++w) layout.slots.push_back(Slot{-1, std::max(1, cores / workers)});
   }
   const int workers = static_cast<int>(layout.slots.size());
-  if (job.processes > workers)
-    throw UsageError(fmt::format("--processes {}: more processes than workers ({}); give at most {}", job.processes, workers, workers));
-  layout.processes = std::max(1, job.processes);
   if (!job.auto_chunks) return layout;
 
   const std::int64_t frames = video.frame_count;
@@ -344,28 +335,18 @@ class LocalJob {
     }
   }
 
-  // In a worker process (`job work`): the tasks come from the job's main process over `link`,
-  // and what this process's workers publish, start and finish goes back to it.
-  void serve_main_process(WorkerLink& link) { main_ = &link; }
-
   // Runs every task left; returns false when stopped by a stop request.
   bool run() {
     int done_pipe[2];
     if (pipe2(done_pipe, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
-    if (pipe2(reader_wake_, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
-    // A thread per worker, or per worker process (which serves it).
+    // A thread per worker.
     std::vector<std::thread> workers;
-    const std::vector<std::vector<Slot>> groups = process_groups();
-    processes_.assign(groups.size(), nullptr);
-    for (std::size_t w = 0; w < (groups.empty() ? layout_.slots.size() : groups.size()); ++w) {
-      workers.emplace_back([this, w, &groups, &done_pipe] {
-        if (groups.empty()) work(layout_.slots[w]);
-        else serve_worker_process(w, groups[w]);
+    for (std::size_t w = 0; w < layout_.slots.size(); ++w) {
+      workers.emplace_back([this, w, &done_pipe] {
+        work(layout_.slots[w]);
         (void)!write(done_pipe[1], "x", 1);
       });
     }
-    std::thread reader;
-    if (main_) reader = std::thread([this] { read_main_process(); });
     // Waits for the workers, and turns a stop request (a signal) into the board's abort, which
     // wakes the chunks waiting for their start state.
     // Meanwhile the progress line: redrawn in place twice a second on a terminal, else a line
@@ -373,13 +354,11 @@ class LocalJob {
     std::size_t ended = 0;
     bool stop_seen = false;
     const auto started = std::chrono::steady_clock::now();
-    // A worker process sends its frames to the main process four times a second instead.
-    const int interval_ms = main_ ? 250 : on_terminal_ ? 500 : 5000;
+    const int interval_ms = on_terminal_ ? 500 : 5000;
     auto next_line = started + std::chrono::milliseconds(on_terminal_ ? 0 : interval_ms);
     while (ended < workers.size()) {
       if (std::chrono::steady_clock::now() >= next_line) {
-        if (main_) send_frames();
-        else if (!options_.quiet) show_progress(started, false);
+        if (!options_.quiet) show_progress(started, false);
         next_line += std::chrono::milliseconds(interval_ms);
       }
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_line - std::chrono::steady_clock::now());
@@ -399,15 +378,8 @@ class LocalJob {
       }
     }
     for (std::thread& t : workers) t.join();
-    if (main_) {
-      send_frames();
-      finishing_.store(true);
-      (void)!write(reader_wake_[1], "x", 1);
-      reader.join();
-    } else if (!options_.quiet && on_terminal_) {
-      show_progress(started, true);
-    }
-    for (const int fd : {done_pipe[0], done_pipe[1], reader_wake_[0], reader_wake_[1]}) close(fd);
+    if (!options_.quiet && on_terminal_) show_progress(started, true);
+    for (const int fd : {done_pipe[0], done_pipe[1]}) close(fd);
     if (stopped()) return false;
     if (!failure_.empty()) throw JobError(failure_);
     return true;
@@ -416,184 +388,26 @@ class LocalJob {
  private:
   bool needs_analysis(const ChunkPlan& c) const { return plan_.analysis && !c.to_end; }
 
-  // A stop request (a signal), or in a worker process the main process's.
-  bool stopped() const { return stop_requested() || stopped_by_main_.load(); }
+  // A stop request (a signal).
+  bool stopped() const { return stop_requested(); }
 
   void fail_all(const std::string& why) {
-    bool first = false;
     {
       std::lock_guard lock(mutex_);
-      if (failure_.empty() && !stopped()) {
-        failure_ = why;
-        first = true;
-      }
+      if (failure_.empty() && !stopped()) failure_ = why;
     }
     stop_.store(true);
     board_.abort(why);
-    if (main_ && first) main_->send("failed " + why);
-    if (!main_) to_worker_processes(stopped() ? "stop" : "abort " + why);
   }
 
-  // The next task in time order, or -1 when none is left or the job is failing. A worker
-  // process asks the main process, one request at a time.
+  // The next task in time order, or -1 when none is left or the job is failing.
   int next_task() {
-    if (main_) {
-      std::lock_guard request(request_mutex_);
-      if (stop_.load()) return -1;
-      std::unique_lock lock(mutex_);
-      reply_.reset();
-      if (!main_->send("next")) return -1;
-      replied_.wait(lock, [this] { return reply_.has_value() || main_gone_; });
-      return reply_ ? *reply_ : -1;
-    }
     std::lock_guard lock(mutex_);
     if (stop_.load() || next_ >= order_.size()) return -1;
     return order_[next_++];
   }
 
-  // ---- the main process's side of --processes ----
-
-  // The slots of each worker process (empty: the workers are threads of this process): runs of
-  // the slots (ordered by GPU) of equal length, so one process per GPU where they are as many.
-  std::vector<std::vector<Slot>> process_groups() const {
-    std::vector<std::vector<Slot>> groups;
-    if (main_ || layout_.processes <= 1) return groups;
-    const std::size_t count = static_cast<std::size_t>(layout_.processes);
-    const std::size_t slots = layout_.slots.size();
-    for (std::size_t g = 0; g < count; ++g)
-      groups.emplace_back(layout_.slots.begin() + static_cast<std::ptrdiff_t>(g * slots / count),
-                          layout_.slots.begin() + static_cast<std::ptrdiff_t>((g + 1) * slots / count));
-    return groups;
-  }
-
-  // Starts worker process `g` with `slots`, answers its requests and relays what it says, until
-  // it ends; an end that it did not report as a failure (a crash, a kill) fails the job.
-  void serve_worker_process(std::size_t g, const std::vector<Slot>& slots) {
-    std::vector<std::string> arguments = {dir_, "--slots", slot_list(slots), "--frame-bytes", std::to_string(frame_bytes_),
-                                          "--memory-bytes",
-                                          std::to_string(layout_.budget / layout_.slots.size() * slots.size())};
-    if (layout_.encoder_threads > 0) arguments.insert(arguments.end(), {"--encoder-threads", std::to_string(layout_.encoder_threads)});
-    if (options_.verbose) arguments.push_back("-v");
-    std::vector<int> gpus;
-    for (const Slot& slot : slots)
-      if (slot.gpu >= 0 && std::find(gpus.begin(), gpus.end(), slot.gpu) == gpus.end()) gpus.push_back(slot.gpu);
-    const std::string what = fmt::format("{}, {} worker{}",
-                                         gpus.empty()       ? std::string("CPU")
-                                         : gpus.size() == 1 ? fmt::format("GPU {}", gpus[0])
-                                                            : fmt::format("GPUs {}", fmt::join(gpus, ",")),
-                                         slots.size(), slots.size() == 1 ? "" : "s");
-    WorkerProcess process;
-    try {
-      process = start_worker_process(arguments);
-    } catch (const std::exception& e) {
-      fail_all(fmt::format("{}: {}", dir_, e.what()));
-      return;
-    }
-    WorkerLink& link = *process.link;
-    if (options_.verbose) say(fmt::format("worker process {} started ({})", process.pid, what));
-    {
-      std::lock_guard lock(processes_mutex_);
-      processes_[g] = &link;
-    }
-    if (stop_.load()) link.send(stopped() ? "stop" : "abort " + failure_copy());
-    bool reported = false;
-    int running = 0;
-    while (const std::optional<std::string> line = link.receive()) {
-      const auto [word, rest] = split_message(*line);
-      if (word == "next") {
-        link.send(fmt::format("task {}", next_task()));
-      } else if (word == "published") {
-        to_worker_processes("published " + rest, &link);
-      } else if (word == "start") {
-        ++running;
-        ++running_;
-      } else if (word == "end") {
-        --running;
-        --running_;
-        ++(rest == "ok" ? chunks_done_ : chunks_failed_);
-      } else if (word == "frames") {
-        frames_this_run_ += std::strtoll(rest.c_str(), nullptr, 10);
-      } else if (word == "finished") {
-        finished(std::atoi(rest.c_str()));
-      } else if (word == "say") {
-        say(rest);
-      } else if (word == "failed") {
-        reported = true;
-        fail_all(rest);
-      }
-    }
-    int status = 0;
-    while (waitpid(process.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    {
-      std::lock_guard lock(processes_mutex_);
-      processes_[g] = nullptr;
-    }
-    running_ -= running;  // chunks it left unfinished
-    chunks_failed_ += running;
-    const bool clean = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || (WEXITSTATUS(status) == 130 && stop_.load()));
-    if (!clean && !reported)
-      fail_all(fmt::format("{}: worker process {} ({}) {}", dir_, process.pid, what, describe_exit(status)));
-  }
-
-  static std::string slot_list(const std::vector<Slot>& slots) {
-    std::string text;
-    for (const Slot& s : slots)
-      text += (text.empty() ? "" : ",") + (s.gpu >= 0 ? std::to_string(s.gpu) : fmt::format("cpu:{}", s.threads));
-    return text;
-  }
-
-  std::string failure_copy() {
-    std::lock_guard lock(mutex_);
-    return failure_;
-  }
-
-  // A line to every worker process but `except`.
-  void to_worker_processes(const std::string& line, WorkerLink* except = nullptr) {
-    std::lock_guard lock(processes_mutex_);
-    for (WorkerLink* link : processes_)
-      if (link && link != except) link->send(line);
-  }
-
-  // ---- a worker process's side ----
-
-  // The main process's lines: the replies to "next", estimates another process published (read
-  // from DIR by the board), a stop. Its end (the main process gone) stops this process too.
-  void read_main_process() {
-    while (const std::optional<std::string> line = main_->receive(reader_wake_[0])) {
-      const auto [word, rest] = split_message(*line);
-      if (word == "task") {
-        std::lock_guard lock(mutex_);
-        reply_ = std::atoi(rest.c_str());
-        replied_.notify_all();
-      } else if (word == "published") {
-        board_.notify_all();
-      } else if (word == "stop" || word == "abort") {
-        stopped_by_main_.store(true);
-        fail_all(rest.empty() ? fmt::format("{}: interrupted", dir_) : rest);
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      main_gone_ = true;
-      replied_.notify_all();
-    }
-    if (!finishing_.load()) {
-      stopped_by_main_.store(true);
-      fail_all(fmt::format("{}: the job's main process is gone", dir_));
-    }
-  }
-
-  void send_frames() {
-    const std::int64_t now = frames_this_run_.load();
-    if (now != frames_sent_ && main_->send(fmt::format("frames {}", now - frames_sent_))) frames_sent_ = now;
-  }
-
   void say(const std::string& line) {
-    if (main_) {
-      main_->send("say " + line);
-      return;
-    }
     if (options_.quiet) return;
     std::lock_guard lock(print_mutex_);
     // Over the progress line, which the next redraw puts back below.
@@ -700,13 +514,12 @@ class LocalJob {
       // estimates sooner for a worker that waits for them, or where this chunk waits for its own
       // start state. A job's only worker has neither: its chunks come in time order, each start
       // state known when it begins, and holding them would only fault in memory for nothing.
-      const bool alone = layout_.slots.size() == 1 && !main_;
+      const bool alone = layout_.slots.size() == 1;
       if (!alone || !board_.known(task)) chunk_run.hold_frames = c.frames;
       chunk_run.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
         save_analysis(dir_, plan_, task, estimates);
         analysis->done(static_cast<std::int64_t>(estimates.size()));
         board_.publish(task, std::move(estimates));
-        if (main_) main_->send(fmt::format("published {}", task));
       };
     }
     if (!worker.render) worker.render = create_processor(processing_for(worker.slot), options_.verbose);
@@ -724,13 +537,9 @@ class LocalJob {
       LocalJob& job;
       const std::int64_t& counted;
       bool ok = false;
-      Running(LocalJob& j, const std::int64_t& c) : job(j), counted(c) {
-        ++job.running_;
-        if (job.main_) job.main_->send("start");
-      }
+      Running(LocalJob& j, const std::int64_t& c) : job(j), counted(c) { ++job.running_; }
       ~Running() {
         --job.running_;
-        if (job.main_) job.main_->send(ok ? "end ok" : "end fail");
         if (ok) {
           ++job.chunks_done_;
         } else {
@@ -772,7 +581,6 @@ class LocalJob {
       save_analysis(dir_, plan_, task, estimates);
       run.done(static_cast<std::int64_t>(estimates.size()));
       board_.publish(task, std::move(estimates));
-      if (main_) main_->send(fmt::format("published {}", task));
     } catch (const std::exception& e) {
       run.failed(e.what());
       throw;
@@ -780,10 +588,6 @@ class LocalJob {
   }
 
   void finished(int task) {
-    if (main_) {
-      main_->send(fmt::format("finished {}", task));
-      return;
-    }
     std::size_t count = 0;
     {
       std::lock_guard lock(mutex_);
@@ -816,20 +620,6 @@ class LocalJob {
   std::atomic<int> running_{0};
   std::atomic<int> chunks_done_{0};
   std::atomic<int> chunks_failed_{0};
-  // The main process's side of --processes: each worker process's link while it runs.
-  std::mutex processes_mutex_;
-  std::vector<WorkerLink*> processes_;
-  // A worker process's side: the link to the main process, the reply to "next", the frames
-  // already counted there.
-  WorkerLink* main_ = nullptr;
-  std::mutex request_mutex_;
-  std::condition_variable replied_;
-  std::optional<int> reply_;
-  bool main_gone_ = false;
-  std::atomic<bool> stopped_by_main_{false};
-  std::atomic<bool> finishing_{false};
-  int reader_wake_[2] = {-1, -1};
-  std::int64_t frames_sent_ = 0;
 };
 
 }  // namespace
@@ -871,14 +661,13 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   }
   if (!resumed) save_plan(dir, fresh);
   const Plan plan = load_plan(dir);
-  // The GPUs made ready where the workers run: here, or in each worker process.
-  if (layout.processes == 1) prepare_gpus(options, layout.slots);
+  prepare_gpus(options, layout.slots);
   const std::size_t workers = layout.slots.size();
   if (!options.quiet)
-    fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}{}; job directory {}\n", plan.inputs[0].frames,
+    fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n", plan.inputs[0].frames,
                plan.tasks.size(), workers, workers == 1 ? "" : "s",
                layout.slots[0].gpu >= 0 ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
-               layout.processes > 1 ? fmt::format(" in {} processes", layout.processes) : "", resumed ? ", resuming" : "", dir);
+               resumed ? ", resuming" : "", dir);
 
   // FFmpeg's own messages from many decoders and encoders at once would bury the job's lines,
   // and a chunk that starts at an open GOP's keyframe decodes leading pictures whose references
@@ -898,59 +687,6 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
                workers == 1 ? "" : "s", to_string(options.processing.mode));
   if (own_dir) fs::remove_all(dir, error);
   return 0;
-}
-
-int worker_process_main(int argc, char** argv) {
-  CLI::App app{"hazefree job work DIR: the workers of one process of a job run with --processes N (started by that run, "
-               "which hands out the tasks over --link-fd)",
-               "hazefree job work"};
-  std::string dir, slots_text;
-  std::int64_t frame_bytes = 0;
-  std::uint64_t memory_bytes = 0;
-  int encoder_threads = 0, link_fd = -1;
-  bool verbose = false;
-  app.add_option("DIR", dir, "the job's directory")->required();
-  app.add_option("--slots", slots_text, "the workers: GPU numbers, or cpu:THREADS, separated by commas")->required();
-  app.add_option("--frame-bytes", frame_bytes, "bytes of one decoded frame")->required();
-  app.add_option("--memory-bytes", memory_bytes, "bytes of decoded frames this process's workers may hold")->required();
-  app.add_option("--encoder-threads", encoder_threads, "threads of each worker's encoder (default: the encoder's choice)");
-  app.add_option("--link-fd", link_fd, "the descriptor of the connection to the job's main process")->required();
-  app.add_flag("-v,--verbose", verbose, "FFmpeg's messages on stderr");
-  if (!parse_stage_line(app, argc, argv, "job work: ")) return 0;
-  if (link_fd < 0 || fcntl(link_fd, F_SETFD, FD_CLOEXEC) != 0)
-    throw UsageError(fmt::format("job work: --link-fd {}: not an open descriptor (this stage is started by "
-                                 "`hazefree --chunks N --processes P`)", link_fd));
-  WorkerLink link(link_fd);
-  try {
-    Layout layout;
-    std::stringstream ss(slots_text);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      char* end = nullptr;
-      Slot slot;
-      if (part.rfind("cpu:", 0) == 0) slot.threads = static_cast<int>(std::strtol(part.c_str() + 4, &end, 10));
-      else slot.gpu = static_cast<int>(std::strtol(part.c_str(), &end, 10));
-      if (part.empty() || *end != '\0' || slot.gpu < -1 || (slot.gpu < 0 && slot.threads < 1))
-        throw UsageError(fmt::format("job work: --slots {}: expected GPU numbers or cpu:THREADS", slots_text));
-      layout.slots.push_back(slot);
-    }
-    if (layout.slots.empty()) throw UsageError("job work: --slots: no worker");
-    layout.encoder_threads = encoder_threads;
-    layout.budget = memory_bytes;
-    const Plan plan = load_plan(dir);
-    RunOptions options;
-    options.verbose = verbose;
-    if (!verbose) io::set_ffmpeg_log_level(io::LogLevel::silent);
-    const RunOptions settings = plan_settings(plan);
-    prepare_gpus(settings, layout.slots);
-    LocalJob local(options, dir, plan, layout, frame_bytes);
-    local.serve_main_process(link);
-    return local.run() ? 0 : 130;
-  } catch (const std::exception& e) {
-    // The main process says it (once, with the job's other lines); without it, this process does.
-    if (!link.send(std::string("failed ") + e.what())) fmt::print(stderr, "hazefree: {}\n", e.what());
-    return stop_requested() ? 130 : 1;
-  }
 }
 
 }  // namespace hazefree::jobs

@@ -212,9 +212,8 @@ if [[ $what == jobs && -x .device/hazefree && -x .device/ffmpeg ]]; then
     # shellcheck disable=SC2086
     timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 "$clip" /tmp/jobs-single.mkv >>"$OUT/jobs.log" 2>&1
     # 3 and 7 chunks: each frame decoded once (the fused analysis; NVDEC renders take the two-pass
-    # form); "3 two-pass": a memory budget too small for any chunk; "auto": --chunks auto;
-    # "--processes 3": its three workers in a process each.
-    for chunks in 3 7 "3 --job-memory 0.01" "auto --workers-per-gpu 3" "7 --workers-per-gpu 3 --processes 3"; do
+    # form); "3 two-pass": a memory budget too small for any chunk; "auto": --chunks auto.
+    for chunks in 3 7 "3 --job-memory 0.01" "auto --workers-per-gpu 3"; do
       # shellcheck disable=SC2086
       timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 --chunks $chunks --gpus all "$clip" /tmp/jobs-chunked.mkv \
         >>"$OUT/jobs.log" 2>&1

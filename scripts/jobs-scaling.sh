@@ -8,10 +8,8 @@
 # FRAMES (3008) sets the input's length; WORKERS ("2 4 6") the workers per GPU of the
 # `--chunks N --gpus all` rows and NVDEC_WORKERS ("4") those of the same rows on NVDEC; BARE
 # ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only the single run, --chunks auto,
-# --chunks 4 on one worker, the WORKERS rows, the --processes rows and the bare transcodes (for
-# long inputs); PROCESS_WORKERS ("2 4") the workers per GPU of the rows with a process per worker;
-# an empty WORKERS, NVDEC_WORKERS, PROCESS_WORKERS or BARE leaves those rows out, INDEPENDENT=0
-# the independent single runs.
+# --chunks 4 on one worker, the WORKERS rows and the bare transcodes (for long inputs); an empty
+# WORKERS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0 the independent single runs.
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -76,18 +74,6 @@ if [[ ${SHORT:-0} != 1 ]]; then
       --workers-per-gpu $w --hwdec cuda "$input" "/tmp/scaling-all-nvdec-w$w.mp4"
   done
 fi
-# The same workers in processes of their own (--processes): one per worker, and one per GPU.
-auto_per_gpu=$(( (cores / 4 + gpus - 1) / gpus ))
-hazefree_run "--chunks auto --processes $((auto_per_gpu * gpus)) (a process per worker)" --chunks auto \
-  --processes $((auto_per_gpu * gpus)) "$input" /tmp/scaling-auto-pw.mp4
-if [[ $gpus -ge 2 ]]; then
-  hazefree_run "--chunks auto --processes $gpus (a process per GPU)" --chunks auto --processes $gpus "$input" /tmp/scaling-auto-pg.mp4
-fi
-for w in ${PROCESS_WORKERS-2 4}; do
-  n=$((gpus * w * 3))
-  hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers), $((gpus * w)) processes" --chunks $n --gpus all \
-    --workers-per-gpu $w --processes $((gpus * w)) "$input" "/tmp/scaling-all-w$w-p.mp4"
-done
 if [[ $gpus -ge 4 ]]; then
   hazefree_run "--chunks 6 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 6 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
 fi

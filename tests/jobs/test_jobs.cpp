@@ -259,10 +259,7 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
       {"job analyze " + q(dir + "/none"), 1, "no such job directory"},
       {"job frobnicate " + q(dir), 2, "unknown stage"},
       {"--chunks 3 --live " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "live"},
-      {"--backend cpu --chunks 3 --workers 2 --processes 3 " + q(clip.path) + " " + q(dir + "/o.mkv"), 2,
-       "more processes than workers"},
-      {"--backend cpu --processes 2 " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "go with --chunks"},
-      {"job work " + q(dir) + " --slots cpu:1 --frame-bytes 1 --memory-bytes 1 --link-fd 57", 2, "--link-fd 57"},
+      {"--backend cpu --job-dir " + q(dir + "/jd") + " " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "go with --chunks"},
   };
   for (const Case& c : before_plan) {
     CAPTURE(c.arguments);
@@ -469,117 +466,6 @@ TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again,
   REQUIRE_MESSAGE(r.status == 0, r.err);
   check_identical(dir + "/single.mkv", dir + "/out.mkv");
   CHECK_FALSE(fs::exists(job_dir));
-}
-
-// The pid that rendered each chunk of the job in `job_dir` (DIR/state/render-K.json).
-std::vector<long> render_pids(const std::string& job_dir, int chunks) {
-  std::vector<long> pids;
-  for (int k = 0; k < chunks; ++k) {
-    const nlohmann::json state = nlohmann::json::parse(read_text(job_dir + "/state/render-" + std::to_string(k) + ".json"));
-    pids.push_back(state.value("pid", 0L));
-  }
-  return pids;
-}
-
-// The pids of the lines "worker process PID started" that the job's main process says with -v.
-std::vector<long> started_worker_processes(const std::string& err) {
-  std::vector<long> pids;
-  const std::string marker = "worker process ";
-  for (std::size_t at = err.find(marker); at != std::string::npos; at = err.find(marker, at + 1)) {
-    char* end = nullptr;
-    const long pid = std::strtol(err.c_str() + at + marker.size(), &end, 10);
-    if (std::string(end).rfind(" started", 0) == 0) pids.push_back(pid);
-  }
-  return pids;
-}
-
-// A child process of `parent` (its pid from /proc/N/stat, whichever of its threads started it), or 0.
-long first_child_of(pid_t parent) {
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_text(entry.path().string() + "/stat");
-    const std::size_t after_name = stat.rfind(')');  // the name may hold spaces and parentheses
-    if (after_name == std::string::npos) continue;
-    char state = 0;
-    long ppid = 0;
-    if (std::sscanf(stat.c_str() + after_name + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent)
-      return std::strtol(name.c_str(), nullptr, 10);
-  }
-  return 0;
-}
-
-TEST_CASE("job chunks: worker processes (--processes): every chunk rendered in one of them, frames identical, fused and two-pass") {
-  const TestClip& clip = test_clip();
-  const std::string base = temp_dir("jobs-processes-" + std::to_string(getpid()));
-  for (const char* options : {"--backend cpu", "--backend cpu --mode he --set he.temporal=0.4"}) {
-    CAPTURE(options);
-    const std::string& single = single_run(clip.path, options);
-    // Fused: one worker in each of two processes, every chunk but the last decoded once.
-    CommandResult r = check_fused_job(clip.path, options, "-v --workers 2 --processes 2", base + "/fused");
-    CHECK(r.err.find("on 2 workers (CPU) in 2 processes") != std::string::npos);
-    const std::vector<long> started = started_worker_processes(r.err);
-    REQUIRE(started.size() == 2);
-    for (const long pid : render_pids(base + "/fused", 3)) {
-      CAPTURE(pid);
-      CHECK(std::find(started.begin(), started.end(), pid) != started.end());
-    }
-    // Two-pass (a budget too small for any chunk), three workers in two processes.
-    r = run_hazefree("-q -y " + std::string(options) + " --encoder ffv1 --chunks 3 --workers 3 --processes 2 --job-memory 0.01 " +
-                     q(clip.path) + " " + q(base + "/twice.mkv"));
-    REQUIRE_MESSAGE(r.status == 0, r.err);
-    check_identical(single, base + "/twice.mkv");
-  }
-}
-
-TEST_CASE("job chunks: a worker process killed mid-chunk fails the job with one line, and the same command again gives the single run's frames") {
-  const std::string dir = temp_dir("jobs-process-killed-" + std::to_string(getpid()));
-  const std::string clip = dir + "/slow.mp4";
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=2 -f lavfi -i sine=d=2 "
-                      "-c:v libx264 -preset veryfast -x264-params keyint=10:bframes=2 -c:a aac -shortest " + q(clip)) == 0);
-  const std::string options = "--backend cpu --threads 1 --mode dcp --encoder ffv1";
-  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
-  REQUIRE_MESSAGE(single.status == 0, single.err);
-  const std::string job_dir = dir + "/job";
-  fs::remove_all(job_dir);
-  fs::remove(dir + "/out.mkv");
-  const std::string command = "-q -y " + options + " --chunks 4 --workers 2 --processes 2 --job-dir " + q(job_dir) + " " + q(clip) +
-                              " " + q(dir + "/out.mkv");
-  const std::string err_file = dir + "/err.txt";
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(err, STDERR_FILENO);
-    execl("/bin/sh", "sh", "-c", (std::string("exec '") + HAZEFREE_BINARY + "' " + command).c_str(), nullptr);
-    _exit(127);
-  }
-  // Once a chunk is being written, one of the job's worker processes (a child of the job's
-  // process, `hazefree job work`) is killed.
-  bool writing = false;
-  for (int i = 0; i < 40000 && !writing; ++i) {
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(job_dir + "/chunks", error))
-      if (entry.path().filename().string().find(".partial") != std::string::npos) writing = true;
-    if (!writing) usleep(500);
-  }
-  REQUIRE(writing);
-  const long worker = first_child_of(pid);
-  REQUIRE(worker > 0);
-  CHECK(read_text("/proc/" + std::to_string(worker) + "/cmdline").find("work") != std::string::npos);
-  ::kill(static_cast<pid_t>(worker), SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 1);
-  const std::string err = read_text(err_file);
-  CHECK(err.find("worker process " + std::to_string(worker) + " (CPU, 1 worker) ended by signal 9") != std::string::npos);
-  CHECK(own_error_lines(err) == 1);
-  CHECK_FALSE(fs::exists(dir + "/out.mkv"));
-  CHECK_FALSE(fs::exists("/proc/" + std::to_string(worker)));  // reaped by the job's process
-  const CommandResult r = run_hazefree(command);
-  REQUIRE_MESSAGE(r.status == 0, r.err);
-  check_identical(dir + "/single.mkv", dir + "/out.mkv");
 }
 
 }  // namespace hazefree::test
