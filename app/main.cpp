@@ -70,15 +70,20 @@ int run_main(int argc, char** argv) {
       return 0;
     }
     job = job_flags.options();
+    if (job.active() && !options.progress.url.empty())
+      throw hazefree::UsageError("-progress: not offered for a run in chunks (its progress line is on stderr)");
+    if (job.active() && (!options.output_options.audio || !options.output_options.subtitles))
+      throw hazefree::UsageError("-an, -sn: not offered for a run in chunks; leave them out afterwards: ffmpeg -i "
+                                 "OUT -c copy -an OUT2");
   } catch (const hazefree::UsageError& e) {
     fmt::print(stderr, "hazefree: {}\n", e.what());
     return 2;
   }
 
   install_signal_handlers();
-  hazefree::io::set_ffmpeg_log_level(options.quiet     ? hazefree::io::LogLevel::quiet
-                                     : options.verbose ? hazefree::io::LogLevel::verbose
-                                                       : hazefree::io::LogLevel::normal);
+  // Our own line says what failed; FFmpeg's libraries' lines only with -v (-loglevel verbose).
+  hazefree::io::set_ffmpeg_log_level(options.verbose ? hazefree::io::LogLevel::verbose
+                                                     : hazefree::io::LogLevel::silent);
   try {
     if (job.active()) return hazefree::jobs::run_local_job(options, job);  // readies the GPUs where its workers run
     hazefree::prepare_gpu_for_run(options);

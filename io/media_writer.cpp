@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -116,6 +118,44 @@ std::string encoders_holding(int depth, const AVCodec* besides) {
     text += " (up to " + std::to_string(deepest) + (first_group ? " bits)" : ")");
   }
   return text.empty() ? std::string("an encoder that takes them") : text;
+}
+
+// x264-params / x265-params (key=value:key=value): libx264 and libx265 only warn about a value
+// they cannot parse and go on without it (keyint=abc: every frame a keyframe), so the values of
+// their numeric settings are checked here. Returns "key=value" of the first one that is not a
+// number of its kind, empty when all are.
+std::string bad_x26x_param(const std::string& params, bool x265) {
+  static const char* const kIntegers[] = {
+      "min-keyint", "scenecut", "bframes", "b-adapt", "b-bias", "ref", "qp", "qpmin", "qpmax", "qpstep",
+      "aq-mode", "rc-lookahead", "vbv-maxrate", "vbv-bufsize", "bitrate", "threads", "lookahead-threads",
+      "merange", "me-range", "subme", "trellis", "nr", "slices", "chroma-qp-offset", "sync-lookahead",
+      "min-keyint", "rd", "ctu", "min-cu-size", "max-tu-size", "frame-threads", "pools", "lookahead-slices"};
+  static const char* const kNumbers[] = {"crf", "ipratio", "pbratio", "aq-strength", "qcomp", "cplxblur", "qblur",
+                                         "vbv-init", "ratetol", "crf-max", "crf-min", "psy-rdoq"};
+  auto whole = [](const std::string& v, bool integer) {
+    if (v.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    if (integer) (void)std::strtol(v.c_str(), &end, 10);
+    else (void)std::strtod(v.c_str(), &end);
+    return errno == 0 && end == v.c_str() + v.size();
+  };
+  std::size_t start = 0;
+  while (start < params.size()) {
+    std::size_t end = params.find(':', start);
+    if (end == std::string::npos) end = params.size();
+    const std::string item = params.substr(start, end - start);
+    start = end + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;  // a boolean switch (no-scenecut)
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    bool ok = true;
+    if (key == "keyint" || (x265 && key == "min-keyint")) ok = whole(value, true) || value == "infinite";
+    else if (std::find(std::begin(kIntegers), std::end(kIntegers), key) != std::end(kIntegers)) ok = whole(value, true);
+    else if (std::find(std::begin(kNumbers), std::end(kNumbers), key) != std::end(kNumbers)) ok = whole(value, false);
+    if (!ok) return item;
+  }
+  return "";
 }
 
 }  // namespace
@@ -442,6 +482,12 @@ void MediaWriter::Impl::set_encoder_options() {
   // A bitrate replaces libx264/libx265's default constant rate factor.
   if (!options.bitrate.empty() && codec_is_x26x(*codec)) av_opt_set(encoder->priv_data, "crf", "-1", 0);
   for (const auto& [key, value] : settings) {
+    if (key == "x264-params" || key == "x265-params") {
+      const std::string bad = bad_x26x_param(value, key == "x265-params");
+      if (!bad.empty())
+        throw EncoderOptionError(name + ": " + key + ": " + bad + " is not a number (" + codec->name +
+                                 " would only warn and go on without it)");
+    }
     const int result = av_opt_set(encoder.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN);
     if (result == AVERROR_OPTION_NOT_FOUND)
       throw EncoderOptionError(name + ": " + codec->name + " has no option '" + key + "' (ffmpeg -h encoder=" +
@@ -503,6 +549,9 @@ void MediaWriter::Impl::add_copied_streams(const MediaReader& source) {
   for (const int index : source.copied_stream_indices()) {
     const AVStream* in = input->streams[index];
     const AVCodecParameters* parameters = in->codecpar;
+    if ((parameters->codec_type == AVMEDIA_TYPE_AUDIO && !options.audio) ||
+        (parameters->codec_type == AVMEDIA_TYPE_SUBTITLE && !options.subtitles))
+      continue;  // -an, -sn
     const int query = avformat_query_codec(&format, parameters->codec_id, FF_COMPLIANCE_NORMAL);
     // query < 0: the muxer keeps no list; then trust it for the kinds it has a default for.
     bool accepted = query == 1;

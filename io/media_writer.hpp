@@ -31,6 +31,8 @@ struct OutputOptions {
   std::string preset = "veryfast";
   bool low_latency = false;   // --live: zerolatency tune, no B-frames
   bool overwrite = false;     // -y
+  bool audio = true;          // false (-an): the input's audio streams are left out
+  bool subtitles = true;      // false (-sn): its subtitle streams too
   // Rate control and GOP (ffmpeg's -b:v, -maxrate, -bufsize, -g; empty or 0: the encoder's own),
   // profile and tune; then the encoder's options by name (its private ones included, e.g.
   // x264-params). Each is set before the encoder opens: one it does not know, or a value it

@@ -6,9 +6,12 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <limits>
+#include <optional>
 
 namespace hazefree {
 namespace {
@@ -357,6 +360,282 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
   }
 }
 
+
+// --- ffmpeg's spellings --------------------------------------------------------------------
+// The command line is rewritten before CLI11 reads it (CLI11 would take -tune as -t une and -vf
+// as -v -f): ffmpeg's options with one meaning here become the long option, those without one
+// are refused with a line naming what to use instead.
+
+// ffmpeg spelling -> the long option; "" drops it (nothing to do here).
+const std::map<std::string, std::string>& ffmpeg_spellings() {
+  static const std::map<std::string, std::string> spellings = {
+      {"-ss", "--start"},         {"-to", "--to"},           {"-frames:v", "--frames"},
+      {"-vframes", "--frames"},   {"-frames", "--frames"},   {"-b:v", "--bitrate"},
+      {"-pix_fmt", "--pix-fmt"},  {"-c:v", "--encoder"},     {"-codec:v", "--encoder"},
+      {"-vcodec", "--encoder"},   {"-crf", "--crf"},         {"-preset", "--preset"},
+      {"-tune", "--tune"},        {"-profile:v", "--profile"}, {"-profile", "--profile"},
+      {"-maxrate", "--maxrate"},  {"-bufsize", "--bufsize"}, {"-n", "--no-overwrite"},
+      {"-an", "--no-audio"},      {"-sn", "--no-subtitles"}, {"-loglevel", "--loglevel"},
+      {"-stats", "--progress-line"}, {"-nostats", "--no-progress-line"},
+      {"-stats_period", "--progress-period"}, {"-progress", "--progress"},
+      {"-help", "--help"},        {"-version", "--version"}, {"-hide_banner", ""},
+      {"-nostdin", ""}};
+  return spellings;
+}
+
+// ffmpeg spellings that set a key through --set, or an encoder option: option -> "key=".
+const std::map<std::string, std::pair<std::string, std::string>>& ffmpeg_value_spellings() {
+  static const std::map<std::string, std::pair<std::string, std::string>> spellings = {
+      {"-framerate", {"--set", "input.framerate="}},
+      {"-video_size", {"--set", "input.size="}},
+      {"-pixel_format", {"--set", "input.pixel_format="}},
+      {"-x264-params", {"--encoder-opt", "x264-params="}},
+      {"-x265-params", {"--encoder-opt", "x265-params="}}};
+  return spellings;
+}
+
+const char* const kPipeFilters =
+    "hazefree is the filter; for other filters pipe through ffmpeg: ffmpeg -i IN -vf FILTERS -f yuv4mpegpipe - | "
+    "hazefree - OUT, or use hazefree inside ffmpeg's graph: ffmpeg -i IN -vf frei0r=hazefree_dehaze,FILTERS OUT";
+const char* const kAudioCopied =
+    "hazefree copies audio and subtitles as they are (-an, -sn leave them out); to re-encode them afterwards: "
+    "ffmpeg -i OUT -c:v copy -c:a aac OUT2";
+const char* const kTimestampsKept =
+    "hazefree keeps the input's timestamps (from zero after -ss); to change them afterwards: ffmpeg -i OUT -c copy "
+    "... OUT2";
+
+// ffmpeg's options that have no meaning here: option -> what to use instead.
+const std::map<std::string, std::string>& ffmpeg_refusals() {
+  static const std::map<std::string, std::string> refusals = {
+      {"-vf", kPipeFilters}, {"-filter:v", kPipeFilters}, {"-filter", kPipeFilters},
+      {"-filter_complex", kPipeFilters}, {"-lavfi", kPipeFilters},
+      {"-af", kAudioCopied}, {"-filter:a", kAudioCopied}, {"-b:a", kAudioCopied}, {"-ab", kAudioCopied},
+      {"-ar", kAudioCopied}, {"-ac", kAudioCopied}, {"-aq", kAudioCopied}, {"-q:a", kAudioCopied},
+      {"-vn", "hazefree processes the video: without it there is nothing to do (ffmpeg -i IN -vn -c copy OUT "
+              "keeps the rest)"},
+      {"-r", "hazefree keeps the input's frames and timestamps; for raw input or a camera give -framerate R "
+             "(input.framerate); to change the rate afterwards: ffmpeg -i OUT -r R OUT2"},
+      {"-s", "hazefree keeps the picture size; for raw input or a camera give -video_size WxH (input.size); to "
+             "scale, pipe through ffmpeg (-vf scale=W:H)"},
+      {"-aspect", "hazefree keeps the input's sample aspect ratio; to change it afterwards: ffmpeg -i OUT -c copy "
+                  "-aspect A OUT2"},
+      {"-q:v", "for a constant quality give -crf N (libx264/libx265), or the encoder's own option with "
+               "--encoder-opt"},
+      {"-qscale:v", "for a constant quality give -crf N (libx264/libx265), or the encoder's own option with "
+                    "--encoder-opt"},
+      {"-qscale", "for a constant quality give -crf N (libx264/libx265), or the encoder's own option with "
+                  "--encoder-opt"},
+      {"-map", "hazefree writes the processed video and copies every audio and subtitle stream the container "
+               "holds; -an and -sn leave those out"},
+      {"-map_metadata", "the input's metadata is copied; to change it afterwards: ffmpeg -i OUT -c copy "
+                        "-map_metadata ... OUT2"},
+      {"-metadata", "to set metadata afterwards: ffmpeg -i OUT -c copy -metadata KEY=VALUE OUT2"},
+      {"-movflags", "to change the MP4 layout afterwards: ffmpeg -i OUT -c copy -movflags +faststart OUT2"},
+      {"-shortest", kTimestampsKept}, {"-copyts", kTimestampsKept}, {"-start_at_zero", kTimestampsKept},
+      {"-itsoffset", kTimestampsKept}, {"-vsync", kTimestampsKept}, {"-fps_mode", kTimestampsKept},
+      {"-async", kTimestampsKept},
+      {"-stream_loop", "to loop the input, pipe through ffmpeg: ffmpeg -stream_loop N -i IN -f yuv4mpegpipe - | "
+                       "hazefree - OUT"},
+      {"-re", "hazefree reads as fast as it processes; a live source takes --live"},
+      {"-threads", "give --threads N for the CPU backend, --set input.threads=N for the decoder, or "
+                   "--encoder-opt threads=N for the encoder"},
+      {"-hwaccel", "give --hwdec cuda (NVDEC; the pictures stay on the GPU)"},
+      {"-hwaccel_output_format", "give --hwdec cuda (NVDEC; the pictures stay on the GPU)"},
+      {"-fs", "give a duration (-t) or a frame count (-frames:v) instead"},
+      {"-pass", "two-pass encoding is not offered: give -crf, or -b:v with -maxrate and -bufsize"},
+      {"-passlogfile", "two-pass encoding is not offered: give -crf, or -b:v with -maxrate and -bufsize"},
+      {"-x264opts", "give -x264-params key=value:key=value"},
+      {"-level", "give -x264-params level=4.1 (or -x265-params level-idc=4.1)"},
+      {"-dn", "data streams are not copied"},
+      {"-formats", "hazefree uses FFmpeg's libraries: ffmpeg -formats lists them"},
+      {"-codecs", "hazefree uses FFmpeg's libraries: ffmpeg -codecs lists them"},
+      {"-encoders", "hazefree uses FFmpeg's libraries: ffmpeg -encoders lists them"},
+      {"-decoders", "hazefree uses FFmpeg's libraries: ffmpeg -decoders lists them"},
+      {"-filters", "hazefree uses FFmpeg's libraries: ffmpeg -filters lists them"},
+      {"-pix_fmts", "hazefree uses FFmpeg's libraries: ffmpeg -pix_fmts lists them"},
+      {"-muxers", "hazefree uses FFmpeg's libraries: ffmpeg -muxers lists them"},
+      {"-demuxers", "hazefree uses FFmpeg's libraries: ffmpeg -demuxers lists them"},
+      {"-protocols", "hazefree uses FFmpeg's libraries: ffmpeg -protocols lists them"}};
+  return refusals;
+}
+
+// ffmpeg's audio and subtitle codec options: "copy" is what hazefree does anyway.
+bool is_copied_stream_codec_option(const std::string& word) {
+  return word == "-c:a" || word == "-acodec" || word == "-codec:a" || word == "-c:s" || word == "-scodec" ||
+         word == "-codec:s";
+}
+
+// ffmpeg's log levels, by name or number, with its flags (repeat+level+info): -1 unknown.
+int ffmpeg_log_level(const std::string& text) {
+  static const std::map<std::string, int> levels = {{"quiet", -8},   {"panic", 0},    {"fatal", 8},
+                                                    {"error", 16},   {"warning", 24}, {"info", 32},
+                                                    {"verbose", 40}, {"debug", 48},   {"trace", 56}};
+  int level = -1;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t plus = text.find('+', start);
+    const std::string part = text.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    if (const auto named = levels.find(part); named != levels.end()) {
+      level = named->second;
+    } else if (!part.empty() && part != "repeat" && part != "level") {
+      int number = 0;
+      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), number);
+      if (ec != std::errc() || end != part.data() + part.size()) return -1;
+      level = number;
+    }
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return level;
+}
+
+// Rewrites ffmpeg's spellings in `words` (argv) into the options `app` knows, refusing the
+// ones without a meaning here; an input given with -i becomes the first positional.
+std::vector<std::string> rewrite_ffmpeg_spellings(const std::vector<std::string>& words, const CLI::App& app,
+                                                  bool job_plan) {
+  auto option_of = [&app](const std::string& word) -> const CLI::Option* {
+    if (word.find('=') != std::string::npos) return nullptr;
+    return app.get_option_no_throw(word);
+  };
+  auto takes_value = [&](const std::string& word) {
+    const CLI::Option* option = option_of(word);
+    return option && option->get_items_expected_min() > 0;
+  };
+  const bool input_given = std::find(words.begin(), words.end(), "-i") != words.end();
+  std::vector<std::string> out;
+  if (!words.empty()) out.push_back(words[0]);
+  std::optional<std::size_t> first_positional;
+  bool seen_input = false;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= words.size()) throw UsageError(fmt::format("{}: a value is expected after it", w));
+      return words[++i];
+    };
+    auto refuse = [&w](const std::string& why) { throw UsageError(fmt::format("{}: {}", w, why)); };
+    if (w == "--") {
+      out.insert(out.end(), words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+      break;
+    }
+    if (w.size() < 2 || w[0] != '-') {  // a positional ("-" is stdin or stdout)
+      if (!first_positional) first_positional = out.size();
+      out.push_back(w);
+      continue;
+    }
+    if (w.rfind("--", 0) == 0) {
+      out.push_back(w);
+      if (takes_value(w) && i + 1 < words.size()) out.push_back(words[++i]);
+      continue;
+    }
+    if (w == "-i") {
+      if (job_plan) refuse("job plan takes DIR, then INPUT OUTPUT pairs without -i");
+      if (seen_input) refuse("hazefree takes one input; run it once per input, or plan a job over several");
+      seen_input = true;
+      const std::string input = value();
+      out.insert(first_positional ? out.begin() + static_cast<std::ptrdiff_t>(*first_positional) : out.end(), input);
+      if (!first_positional) first_positional = out.size() - 1;
+      continue;
+    }
+    if (w == "-f" && input_given && !seen_input) {  // before -i, as in ffmpeg: the input's format
+      out.push_back("--input-format");
+      out.push_back(value());
+      continue;
+    }
+    if (w == "-v" && i + 1 < words.size() && ffmpeg_log_level(words[i + 1]) != -1) {
+      out.push_back("--loglevel");
+      out.push_back(value());
+      continue;
+    }
+    if (w == "-b") {
+      const std::string v = value();
+      if (v != "auto" && v != "cuda" && v != "cpu")
+        refuse(fmt::format("did you mean -b:v {} (the video bitrate)? -b is --backend here (auto, cuda, cpu)", v));
+      out.push_back(w);
+      out.push_back(v);
+      continue;
+    }
+    if (w == "-q" && i + 1 < words.size() && !words[i + 1].empty() &&
+        words[i + 1].find_first_not_of("0123456789.") == std::string::npos) {
+      refuse(fmt::format("is --quiet here; for a constant quality give -crf {} (libx264/libx265)", words[i + 1]));
+    }
+    if (w == "-c" && i + 1 < words.size() && words[i + 1] == "copy")
+      refuse("-c is --config here; hazefree re-encodes the video it processes (-c:v ENCODER) and copies audio and "
+             "subtitles as they are");
+    if (is_copied_stream_codec_option(w)) {
+      if (value() != "copy") refuse(kAudioCopied);
+      continue;
+    }
+    if ((w == "-c:v" || w == "-vcodec" || w == "-codec:v") && i + 1 < words.size() && words[i + 1] == "copy")
+      refuse("hazefree re-encodes the video it processes: choose an encoder (libx264, libx265, ffv1, ...)");
+    if (const auto spelled = ffmpeg_spellings().find(w); spelled != ffmpeg_spellings().end()) {
+      if (spelled->second.empty()) continue;
+      out.push_back(spelled->second);
+      if (takes_value(spelled->second)) out.push_back(value());
+      continue;
+    }
+    if (const auto spelled = ffmpeg_value_spellings().find(w); spelled != ffmpeg_value_spellings().end()) {
+      out.push_back(spelled->second.first);
+      out.push_back(spelled->second.second + value());
+      continue;
+    }
+    if (const auto refused = ffmpeg_refusals().find(w); refused != ffmpeg_refusals().end()) refuse(refused->second);
+    if (option_of(w)) {  // one of ours (-t, -g, -m, -y, -q, -v, -c, -h)
+      out.push_back(w);
+      if (takes_value(w) && i + 1 < words.size()) out.push_back(words[++i]);
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(w[1])) || w[1] == '.') {  // a negative number
+      out.push_back(w);
+      continue;
+    }
+    // Flags of ours written together (-qy).
+    const bool joined_flags = std::all_of(w.begin() + 1, w.end(), [&](char c) {
+      const CLI::Option* option = option_of(std::string("-") + c);
+      return option && option->get_items_expected_min() == 0;
+    });
+    if (!joined_flags) throw UsageError(fmt::format("unknown option {} (see --help, which lists the ffmpeg spellings "
+                                                    "taken too)", w));
+    out.push_back(w);
+  }
+  return out;
+}
+
+// Where --help starts an option's description.
+constexpr std::size_t kHelpColumn = 28;
+
+// --help at 80 columns: a line of an option's description wraps with the description's
+// indent, other lines at their own indent.
+std::string wrap_help(const std::string& text, std::size_t width, std::size_t description_column) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    const std::size_t leading = line.find_first_not_of(' ');
+    std::size_t indent = leading == std::string::npos ? 0 : leading;
+    if (leading == 2 && line.size() > description_column && line[description_column - 1] == ' ' &&
+        line[description_column] != ' ')
+      indent = description_column;
+    bool first = true;
+    while (line.size() > width) {
+      std::size_t cut = line.rfind(' ', width);
+      if (cut == std::string::npos || cut <= indent) cut = line.find(' ', width);
+      if (cut == std::string::npos) break;
+      out += line.substr(0, cut) + "\n";
+      std::size_t next = line.find_first_not_of(' ', cut);
+      if (next == std::string::npos) next = line.size();
+      line = std::string(indent, ' ') + line.substr(next);
+      first = false;
+    }
+    (void)first;
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<ConfigKey>& config_keys() {
@@ -544,11 +823,22 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   CLI::App app{usage.empty() ? "hazefree: real-time video dehazing (dark channel prior) and contrast equalization (HE, AHE/CLAHE)"
                              : usage,
                positionals ? "hazefree job plan" : "hazefree"};
+  app.get_formatter()->column_width(kHelpColumn);
   app.footer(
-      "Run `hazefree bench --help` for the benchmark, `hazefree serve --help` for the live service. Configuration keys: --print-config.\n"
+      "ffmpeg's spellings taken here: -i INPUT, -c:v/-vcodec ENCODER, -crf, -preset, -tune, -profile:v, -b:v, "
+      "-maxrate, -bufsize, -g, -pix_fmt, -ss, -t, -to, -frames:v/-vframes, -f (before -i: the input's), -framerate, "
+      "-video_size, -pixel_format, -x264-params, -x265-params, -an, -sn, -c:a copy, -y, -n, -loglevel/-v LEVEL, "
+      "-stats, -nostats, -stats_period, -progress URL, -hide_banner, -nostdin. Any other ffmpeg option is refused "
+      "with what to use instead (-vf: hazefree is the filter).\n"
+      "Run `hazefree bench --help` for the benchmark, `hazefree serve --help` for the live service. Configuration "
+      "keys: --print-config.\n"
       "Exit status: 0 success, 1 processing/I-O failure, 2 bad usage or configuration, 130 interrupted.");
   std::string input, output, config_file;
   bool print_config = false, overwrite = false, quiet = false, verbose = false;
+  bool never_overwrite = false, no_audio = false, no_subtitles = false, progress_line = false,
+       no_progress_line = false;
+  std::string log_level;
+  double progress_period = 0.0;
   std::vector<std::string> sets;
 
   // The help in groups, as an ffmpeg user reads a command line: input, processing,
@@ -568,6 +858,11 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
                                                       !section(k, "pipeline."); }, "Processing");
   key_flags.add(app, [&](const ConfigKey& k) { return section(k, "output."); }, "Output and encoder");
   app.add_flag("-y", overwrite, "overwrite an existing output")->group("Output and encoder");
+  app.add_flag("--no-overwrite", never_overwrite, "never overwrite an output (ffmpeg's -n; the default)")
+      ->group("Output and encoder");
+  app.add_flag("--no-audio", no_audio, "leave the input's audio out (ffmpeg's -an)")->group("Output and encoder");
+  app.add_flag("--no-subtitles", no_subtitles, "leave the input's subtitles out (ffmpeg's -sn)")
+      ->group("Output and encoder");
   key_flags.add(app, [&](const ConfigKey& k) { return section(k, "pipeline."); }, "Live sources");
   if (add_flags) {
     app.option_defaults()->group("Jobs (hazefree job --help)");
@@ -578,24 +873,30 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
   app.add_flag("--print-config", print_config, "print the effective configuration and exit");
   app.add_flag("-q,--quiet", quiet, "no progress line and no summary");
-  app.add_flag("-v,--verbose", verbose, "more detail on stderr");
+  app.add_flag("-v,--verbose", verbose, "more detail on stderr, FFmpeg's own messages too");
+  app.add_option("--loglevel", log_level,
+                 "ffmpeg's -loglevel/-v LEVEL: quiet, panic, fatal or error are -q; warning or info the "
+                 "default; verbose, debug or trace are -v");
+  app.add_flag("--progress-line", progress_line, "the progress line even with -q (ffmpeg's -stats)");
+  app.add_flag("--no-progress-line", no_progress_line, "no progress line (ffmpeg's -nostats)");
+  app.add_option("--progress-period", progress_period,
+                 "seconds between progress lines and reports (ffmpeg's -stats_period; default 0.5 on a terminal "
+                 "and for --progress, 5 otherwise)");
+  app.add_option("--progress", options.progress.url,
+                 "ffmpeg's -progress URL: key=value blocks (frame, fps, out_time_us, speed, ...) ending in "
+                 "progress=continue, the last progress=end, to pipe:1, pipe:2 or a file");
   app.set_help_flag("-h,--help", "print this help and exit");
   app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
 
-  // ffmpeg's spellings of a few options, which CLI11 (one letter after a single dash) would
-  // not take as they are.
-  static const std::map<std::string, std::string> kFfmpegSpellings = {
-      {"-ss", "--start"}, {"-to", "--to"}, {"-frames:v", "--frames"}, {"-b:v", "--bitrate"}, {"-pix_fmt", "--pix-fmt"}};
-  std::vector<std::string> words(argv, argv + argc);
-  for (std::size_t i = 1; i < words.size() && words[i] != "--"; ++i)
-    if (const auto spelled = kFfmpegSpellings.find(words[i]); spelled != kFfmpegSpellings.end()) words[i] = spelled->second;
+  std::vector<std::string> words =
+      rewrite_ffmpeg_spellings(std::vector<std::string>(argv, argv + argc), app, positionals != nullptr);
   std::vector<char*> word_pointers;
   for (std::string& w : words) word_pointers.push_back(w.data());
 
   try {
-    app.parse(argc, word_pointers.data());
+    app.parse(static_cast<int>(word_pointers.size()), word_pointers.data());
   } catch (const CLI::CallForHelp&) {
-    exit_message = app.help();
+    exit_message = wrap_help(app.help(), 80, kHelpColumn);
     return false;
   } catch (const CLI::CallForVersion&) {
     exit_message = std::string("hazefree ") + HAZEFREE_VERSION + "\n";
@@ -614,9 +915,37 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     options.input = input;
     options.output = output;
   }
+  if (overwrite && never_overwrite) throw UsageError("-y and -n: give one of them");
   options.output_options.overwrite = overwrite;
+  options.output_options.audio = !no_audio;
+  options.output_options.subtitles = !no_subtitles;
+  if (!log_level.empty()) {
+    const int level = ffmpeg_log_level(log_level);
+    if (level == -1)
+      throw UsageError(fmt::format("-loglevel {}: accepted quiet, panic, fatal, error, warning, info, verbose, "
+                                   "debug, trace or a number", log_level));
+    if (level <= 16) quiet = true;
+    if (level >= 40) verbose = true;
+  }
   options.quiet = quiet;
   options.verbose = verbose;
+  if (progress_line && no_progress_line) throw UsageError("-stats and -nostats: give one of them");
+  options.progress.line = progress_line      ? ProgressOptions::Line::on
+                          : no_progress_line ? ProgressOptions::Line::off
+                                             : ProgressOptions::Line::automatic;
+  if (progress_period < 0 || !std::isfinite(progress_period))
+    throw UsageError(fmt::format("-stats_period {}: give a positive number of seconds", progress_period));
+  options.progress.period_seconds = progress_period;
+  if (!options.progress.url.empty()) {
+    try {
+      const int fd = progress_descriptor(options.progress.url);
+      if (fd == 1 && output == "-")
+        throw UsageError(fmt::format("-progress {}: the output is written to stdout; give pipe:2 or a file",
+                                     options.progress.url));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   finalize_options(options);
 
   if (print_config) {

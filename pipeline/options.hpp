@@ -18,6 +18,7 @@
 #include "common/config_key.hpp"
 #include "common/params.hpp"
 #include "kernels/temporal_state.hpp"
+#include "pipeline/progress.hpp"
 
 namespace CLI {
 class App;
@@ -67,6 +68,9 @@ struct RunOptions {
   int queue_depth = 8;       // frames waiting between two stages (live: 1-2)
   bool quiet = false;
   bool verbose = false;
+  // The progress line and ffmpeg's -progress report (pipeline/progress.hpp): -stats, -nostats,
+  // -stats_period, -progress URL.
+  ProgressOptions progress;
   std::string input_size;    // input.size "WxH" for rawvideo
   std::string input_rate;    // input.framerate
   std::string input_pixel_format;  // input.pixel_format

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <deque>
 #include <exception>
@@ -21,6 +22,7 @@
 
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
+#include "io/url.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/side_by_side.hpp"
 #include "pipeline/bounded_queue.hpp"
@@ -32,12 +34,15 @@ namespace hazefree {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
-std::atomic<io::MediaReader*> g_active_reader{nullptr};
-// A stop request wakes the decoder thread with this signal (see set_stop_wake_signal()).
+// A stop request wakes the decoder threads with this signal (see set_stop_wake_signal()).
 std::atomic<int> g_wake_signal{0};
-std::atomic<pthread_t> g_reading_thread{0};  // 0: none
-// request_stop() calls in progress: the reader and the reading thread are not released while
-// one may still be using them.
+// The decoder threads of the runs going on (several in one process: a job's chunks), 0 = a free
+// slot. A run beyond the slots still stops: its reader looks at the stop state itself (it only
+// misses the wake-up of a read() blocked on a silent pipe).
+constexpr std::size_t kReadingThreadSlots = 64;
+std::array<std::atomic<pthread_t>, kReadingThreadSlots> g_reading_threads{};
+// request_stop() calls in progress: a reading thread is not released while one may still be
+// signalling it.
 std::atomic<int> g_stoppers{0};
 std::atomic<int> g_stop_pipe_write{-1};
 
@@ -61,13 +66,25 @@ void wait_for_stoppers() {
 // The decoder thread, registered while it may block in a read.
 class ReadingThread {
  public:
-  ReadingThread() { g_reading_thread.store(pthread_self()); }
+  ReadingThread() {
+    for (std::atomic<pthread_t>& slot : g_reading_threads) {
+      pthread_t free_slot{};
+      if (slot.compare_exchange_strong(free_slot, pthread_self())) {
+        slot_ = &slot;
+        return;
+      }
+    }
+  }
   ~ReadingThread() {
-    g_reading_thread.store(0);
+    if (!slot_) return;
+    slot_->store(pthread_t{});
     wait_for_stoppers();
   }
   ReadingThread(const ReadingThread&) = delete;
   ReadingThread& operator=(const ReadingThread&) = delete;
+
+ private:
+  std::atomic<pthread_t>* slot_ = nullptr;
 };
 
 std::int64_t steady_us() {
@@ -121,8 +138,14 @@ class FirstFailure {
   std::exception_ptr error_;
 };
 
-// The input opened; a span outside it (-ss past the end) is a usage error.
-io::MediaReader open_reader(const io::InputOptions& options) {
+// The input opened; a span outside it (-ss past the end) is a usage error. Opening and every
+// read look at the run's own stop state (a stop request, RunOptions::stop): a stop ends a wait on
+// a silent source at once, in each of the runs of a process.
+io::MediaReader open_reader(const RunOptions& run) {
+  io::InputOptions options = run.input_options;
+  options.stop_requested = [stop = run.stop] {
+    return g_stop_requested.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed));
+  };
   try {
     return io::MediaReader(options);
   } catch (const io::TrimError& e) {
@@ -137,7 +160,7 @@ class Pipeline {
            std::chrono::steady_clock::time_point created)
       : created_(created),
         options_(options),
-        reader_(open_reader(options.input_options)),
+        reader_(open_reader(options)),
         processor_(processor.get()),
         // A held chunk's frames are bounded by its pool; the packets between them by nothing else.
         in_queue_(options.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
@@ -153,7 +176,7 @@ class Pipeline {
     // host after each frame, so it runs one frame at a time.
     lanes_ = options.side_by_side ? 0 : processor_->lanes();
     if (video.on_device && lanes_ == 0) {
-      throw std::runtime_error(options.input + ": --hwdec cuda keeps pictures on the GPU: it needs the CUDA "
+      throw std::runtime_error(io::redact_urls(options.input) + ": --hwdec cuda keeps pictures on the GPU: it needs the CUDA "
                                "backend and no --side-by-side (processor: " + processor_->description() + ")");
     }
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
@@ -184,13 +207,14 @@ class Pipeline {
     }
     if (options.one_picture_implied && !video.still_image && !options.quiet)
       fmt::print(stderr, "hazefree: {}: a still image holds one picture: writing the first frame (--frames 1; a name "
-                         "with a frame number such as frame%04d.png writes them all)\n", options.output);
-    progress_.emplace(options.quiet, video.frame_count);
+                         "with a frame number such as frame%04d.png writes them all)\n", io::redact_urls(options.output));
+    progress_.emplace(options.progress, options.quiet, video.frame_count,
+                      video.frame_rate.den > 0 ? video.frame_rate.value() : 0.0);
     expected_frames_ = video.frame_count;
     if (options.verbose) {
       fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms\n",
-                 options.input, video.width, video.height, video.codec_name, video.source_pixel_format,
-                 format_name(format, video.depth), options.output,
+                 io::redact_urls(options.input), video.width, video.height, video.codec_name, video.source_pixel_format,
+                 format_name(format, video.depth), io::redact_urls(options.output),
                  processor_->description(), lanes_,
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_).count());
     }
@@ -217,8 +241,6 @@ class Pipeline {
 
   RunSummary run() {
     const auto start = std::chrono::steady_clock::now();
-    g_active_reader.store(&reader_);
-    if (g_stop_requested.load()) reader_.interrupt();
     std::thread decoder([this] {
       ReadingThread registration;
       guarded([this] { decode_loop(); });
@@ -230,8 +252,6 @@ class Pipeline {
     decoder.join();
     if (estimator.joinable()) estimator.join();
     encoder.join();
-    g_active_reader.store(nullptr);
-    wait_for_stoppers();
     failure_.rethrow_if_failed();
 
     RunSummary summary;
@@ -288,7 +308,7 @@ class Pipeline {
     if (options_.hold_frames > 0 && !start_state_applied_.load()) {
       // Until its start state comes, a held chunk may not wait for a buffer: none would come back.
       if (PooledFrame* frame = in_pool_->try_acquire()) return frame;
-      throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", options_.input, options_.hold_frames));
+      throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", io::redact_urls(options_.input), options_.hold_frames));
     }
     if (options_.live) {
       if (PooledFrame* frame = drop_oldest_if_full()) return frame;
@@ -333,7 +353,7 @@ class Pipeline {
       decode_busy_us_ += steady_us() - t0;
       if (item == io::MediaReader::Item::end) {
         if (reader_.interrupted() || g_stop_requested.load() || stop_asked() || !may_reconnect()) break;
-        if (!reconnect(options_.input + ": the source ended")) break;
+        if (!reconnect(io::redact_urls(options_.input) + ": the source ended")) break;
         continue;
       }
       WorkItem work;
@@ -412,7 +432,7 @@ class Pipeline {
   bool reconnect(const std::string& cause) {
     static constexpr double kFirstBackOff = 0.5, kLongestBackOff = 8.0;
     const std::int64_t last_picture_us = reader_.frame().capture_us;
-    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", cause);
+    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", io::redact_urls(cause));
     const int limit = reconnect_limit();
     std::string last_cause = cause;
     double back_off = kFirstBackOff;
@@ -436,7 +456,7 @@ class Pipeline {
     ++reconnects_;
     seconds_lost_.store(seconds_lost_.load() + lost);
     restart_pending_ = true;
-    fmt::print(stderr, "hazefree: {}: reconnected ({:.1f} s lost)\n", options_.input, lost);
+    fmt::print(stderr, "hazefree: {}: reconnected ({:.1f} s lost)\n", io::redact_urls(options_.input), lost);
     return true;
   }
 
@@ -497,7 +517,7 @@ class Pipeline {
   // afresh, as at a scene cut.
   void change_processor(const ProcessingConfig& config) {
     processor_ = create_processor(config, options_.verbose);
-    if (options_.verbose) fmt::print(stderr, "hazefree: {}: new processing options ({})\n", options_.input, processor_->description());
+    if (options_.verbose) fmt::print(stderr, "hazefree: {}: new processing options ({})\n", io::redact_urls(options_.input), processor_->description());
   }
 
   // After a frame processed: the watcher's look at it, and, when asked for
@@ -721,12 +741,14 @@ void request_stop() {
   g_stoppers.fetch_add(1);
   g_stop_requested.store(true);
   if (const int fd = g_stop_pipe_write.load(); fd >= 0) (void)!write(fd, "x", 1);
-  if (io::MediaReader* reader = g_active_reader.load()) reader->interrupt();
-  // The reader's interrupt is only seen between reads: a read() waiting on a silent source
-  // must be made to return (EINTR), after which FFmpeg checks the interrupt and gives up.
-  const int wake = g_wake_signal.load();
-  const pthread_t reading = g_reading_thread.load();
-  if (wake != 0 && reading != 0 && !pthread_equal(reading, pthread_self())) pthread_kill(reading, wake);
+  // Every reader sees the stop state in FFmpeg's interrupt callback, but a read() waiting on a
+  // silent pipe must be made to return (EINTR) before FFmpeg asks it again.
+  if (const int wake = g_wake_signal.load(); wake != 0) {
+    for (const std::atomic<pthread_t>& slot : g_reading_threads) {
+      const pthread_t reading = slot.load();
+      if (reading != pthread_t{} && !pthread_equal(reading, pthread_self())) pthread_kill(reading, wake);
+    }
+  }
   g_stoppers.fetch_sub(1);
 }
 
@@ -753,8 +775,18 @@ RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcesso
     const auto policy = options.input_options.hwdec.empty() ? std::launch::async : std::launch::deferred;
     pending = std::async(policy, [&options] { return create_processor(options.processing, options.verbose); });
   }
-  Pipeline pipeline(options, std::move(pending), created);
-  return pipeline.run();
+  std::optional<Pipeline> pipeline;
+  try {
+    pipeline.emplace(options, std::move(pending), created);
+  } catch (const io::OpenInterrupted&) {
+    // Stopped before the input opened: nothing was read and no output was made.
+    RunSummary summary;
+    summary.interrupted = true;
+    summary.processor = "none (stopped while the input opened)";
+    summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - created).count();
+    return summary;
+  }
+  return pipeline->run();
 }
 
 }  // namespace hazefree
