@@ -33,7 +33,7 @@ int plan_command(int argc, char** argv) {
   JobFlags job_flags;
   if (!parse_command_line(argc, argv, options, exit_message, &files,
                           "hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...]: cuts the inputs into chunks at "
-                          "keyframes (reading packets only) and writes the job into DIR",
+                          "any frame (reading packets only) and writes the job into DIR",
                           [&job_flags](CLI::App& app) { job_flags.add_to(app, true); })) {
     fmt::print("{}", exit_message);
     return 0;

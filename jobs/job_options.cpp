@@ -11,11 +11,11 @@ namespace hazefree::jobs {
 
 void JobFlags::add_to(CLI::App& app, bool plan) {
   plan_ = plan;
-  app.add_option("--chunks", chunks_text_, "split the input into about N chunks at keyframes, run in parallel with "
+  app.add_option("--chunks", chunks_text_, "split the input into N chunks (at any frame), run in parallel with "
                                            "frames identical to one run (see `hazefree job --help`); auto: as many "
                                            "chunks, workers and encoder threads as this machine runs fastest");
   app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
-  app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (keyframes), e.g. 0,240,480");
+  app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (any frame), e.g. 0,240,480");
   if (plan) return;
   app.add_option("--gpus", job_.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
   app.add_option("--workers-per-gpu", job_.workers_per_gpu, "with --chunks: workers on each GPU (default 1; auto chooses)")

@@ -33,64 +33,80 @@ std::string hash_text(const std::string& text) {
   return fmt::format("{:016x}", h);
 }
 
-// The chunks' first frames (sorted, without 0) for one input.
-std::vector<std::int64_t> choose_starts(const std::string& input, const std::vector<std::int64_t>& keyframe_starts,
+// Where `--chunks n` cuts `frames` frames (the first frames of chunks 1 .. n - 1): into equal
+// chunks, or, when more chunks than `workers` run in waves, into chunks that shrink linearly
+// toward the end (the first three times the last), so that a worker that finishes early takes a
+// shorter chunk and the last wave ends together. A cut within an eighth of its chunks' length of
+// a keyframe moves onto it (no pre-roll to decode there).
+std::vector<std::int64_t> chunk_boundaries(std::int64_t frames, int n, int workers,
+                                           const std::vector<std::int64_t>& keyframes) {
+  const bool shrinking = workers > 0 && n > workers;
+  auto weight = [&](int i) { return shrinking && n > 1 ? 1.0 + 2.0 * (n - 1 - i) / (n - 1) : 1.0; };
+  std::vector<double> before(static_cast<std::size_t>(n) + 1, 0.0);  // weights of chunks 0 .. i - 1
+  for (int i = 0; i < n; ++i) before[static_cast<std::size_t>(i) + 1] = before[static_cast<std::size_t>(i)] + weight(i);
+  std::vector<std::int64_t> cuts;
+  for (int i = 1; i < n; ++i) {
+    const double at = before[static_cast<std::size_t>(i)] / before[static_cast<std::size_t>(n)] * static_cast<double>(frames);
+    std::int64_t cut = std::llround(at);
+    const double length = std::min(weight(i - 1), weight(i)) / before[static_cast<std::size_t>(n)] * static_cast<double>(frames);
+    const auto tolerance = static_cast<std::int64_t>(length / 8.0);
+    auto it = std::lower_bound(keyframes.begin(), keyframes.end(), cut);
+    std::int64_t nearest = -1;
+    if (it != keyframes.end()) nearest = *it;
+    if (it != keyframes.begin() && (nearest < 0 || cut - *std::prev(it) <= nearest - cut)) nearest = *std::prev(it);
+    if (nearest > 0 && std::llabs(nearest - cut) <= tolerance) cut = nearest;
+    if (cut > 0 && cut < frames && (cuts.empty() || cut > cuts.back())) cuts.push_back(cut);
+  }
+  return cuts;
+}
+
+// The chunks' first frames (sorted, without 0) for one input: any frame, wherever the input's
+// keyframes are (a chunk that starts between keyframes decodes from the one before its first
+// frame and drops the frames before it).
+std::vector<std::int64_t> choose_starts(const std::string& input, const std::vector<std::int64_t>& keyframes,
                                         const std::vector<std::int64_t>& sorted_pts, double seconds_per_tick,
                                         const ChunkRequest& request) {
   const auto frames = static_cast<std::int64_t>(sorted_pts.size());
   std::set<std::int64_t> chosen;
-  auto nearest_keyframe = [&](std::int64_t target) -> std::int64_t {
-    auto it = std::lower_bound(keyframe_starts.begin(), keyframe_starts.end(), target);
-    std::int64_t best = -1;
-    if (it != keyframe_starts.end()) best = *it;
-    if (it != keyframe_starts.begin()) {
-      const std::int64_t before = *std::prev(it);
-      if (best < 0 || target - before <= best - target) best = before;
-    }
-    return best;
-  };
   if (!request.chunk_starts.empty()) {
     for (const std::int64_t start : request.chunk_starts) {
-      if (start == 0) continue;
       if (start < 0 || start >= frames)
         throw JobError(fmt::format("{}: chunk start {} is outside its {} frames", input, start, frames));
-      if (!std::binary_search(keyframe_starts.begin(), keyframe_starts.end(), start)) {
-        const std::int64_t near = nearest_keyframe(start);
-        throw JobError(fmt::format("{}: frame {} is not a keyframe (chunks start at keyframes; the nearest is frame {})",
-                                   input, start, near));
-      }
       chosen.insert(start);
     }
   } else if (request.chunk_seconds > 0 && seconds_per_tick > 0) {
-    // The keyframe nearest to each multiple of the chunk length.
+    // The first frame at or after each multiple of the chunk length.
     const double first = static_cast<double>(sorted_pts.front()) * seconds_per_tick;
     for (int i = 1;; ++i) {
       const double t = first + i * request.chunk_seconds;
-      const auto target_pts = static_cast<std::int64_t>(std::ceil(t / seconds_per_tick));
+      const auto target_pts = static_cast<std::int64_t>(std::ceil(t / seconds_per_tick - 1e-6));
       const std::int64_t target = std::lower_bound(sorted_pts.begin(), sorted_pts.end(), target_pts) - sorted_pts.begin();
       if (target >= frames) break;
-      const std::int64_t start = nearest_keyframe(target);
-      if (start > 0) chosen.insert(start);
+      chosen.insert(target);
     }
   } else {
-    const int n = std::max(1, request.chunks);
-    // Chunk i's share of the frames: equal, or falling linearly from 2n to n + 1 (weights 2n - i)
-    // when several waves of workers run them, longest first.
-    const bool shrinking = request.workers > 0 && n > request.workers;
-    auto weight_before = [&](int i) {  // the sum of the weights of chunks 0 .. i - 1
-      return shrinking ? static_cast<double>(i) * (4.0 * n - i + 1) / 2.0 : static_cast<double>(i);
-    };
-    const double total_weight = weight_before(n);
-    for (int i = 1; i < n; ++i) {
-      const std::int64_t target = static_cast<std::int64_t>(std::llround(weight_before(i) / total_weight * frames));
-      const std::int64_t start = nearest_keyframe(target);
-      if (start > 0) chosen.insert(start);
-    }
+    const auto n = static_cast<int>(std::min<std::int64_t>(std::max(1, request.chunks), frames));
+    for (const std::int64_t cut : chunk_boundaries(frames, n, request.workers, keyframes)) chosen.insert(cut);
   }
   std::vector<std::int64_t> starts;
   for (const std::int64_t s : chosen)
     if (s > 0 && s < frames) starts.push_back(s);
   return starts;
+}
+
+// The pictures decoded from the keyframe at `seek_dts` (decode order) and dropped before the
+// chunk's first frame (pts `first_pts`): those with an earlier pts, up to the second keyframe at
+// or past the cut (an open GOP's next keyframe may still be followed by pictures before it).
+std::int64_t count_preroll(const std::vector<io::VideoPacketInfo>& packets, std::int64_t seek_dts, std::int64_t first_pts) {
+  std::size_t i = 0;
+  while (i < packets.size() && !(packets[i].keyframe && packets[i].dts == seek_dts)) ++i;
+  std::int64_t preroll = 0;
+  int keys_past = 0;
+  for (; i < packets.size(); ++i) {
+    if (packets[i].keyframe && packets[i].pts >= first_pts && ++keys_past == 2) break;
+    if (packets[i].pts < first_pts) ++preroll;
+  }
+  return preroll;
 }
 
 std::int64_t modification_time(const std::string& path) {
@@ -118,7 +134,8 @@ std::string plan_identity(const Plan& plan) {
     text << in.input << '|' << in.output << '|' << in.frames << '|' << in.bytes << '|' << in.modified << '\n';
   for (const ChunkPlan& c : plan.tasks)
     text << c.task << ',' << c.input << ',' << c.number << ',' << c.first_frame << ',' << c.frames << ','
-         << c.first_pts << ',' << c.end_pts << ',' << c.seek_dts << ',' << c.from_start << c.to_end << '\n';
+         << c.first_pts << ',' << c.end_pts << ',' << c.seek_dts << ',' << c.preroll << ',' << c.from_start << c.to_end
+         << '\n';
   return hash_text(text.str());
 }
 
@@ -244,6 +261,7 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
         const auto at = std::upper_bound(keyframe_starts.begin(), keyframe_starts.end(), lo + starts[k]) -
                         keyframe_starts.begin() - 1;
         c.seek_dts = seek_of_start[static_cast<std::size_t>(std::max<std::ptrdiff_t>(at, 0))];
+        c.preroll = count_preroll(index.packets, c.seek_dts, c.first_pts);
       }
       chunks.push_back(c);
     }
@@ -278,7 +296,8 @@ void save_plan(const std::string& dir, const Plan& plan) {
   for (const ChunkPlan& c : plan.tasks) {
     j["tasks"].push_back({{"task", c.task}, {"input", c.input}, {"number", c.number}, {"first_frame", c.first_frame},
                           {"frames", c.frames}, {"from_start", c.from_start}, {"to_end", c.to_end},
-                          {"first_pts", c.first_pts}, {"end_pts", c.end_pts}, {"seek_dts", c.seek_dts}});
+                          {"first_pts", c.first_pts}, {"end_pts", c.end_pts}, {"seek_dts", c.seek_dts},
+                          {"preroll", c.preroll}});
   }
   std::error_code error;
   for (const char* folder : {"analysis", "chunks", "state", "logs"}) {
@@ -335,6 +354,7 @@ Plan load_plan(const std::string& dir) {
       c.first_pts = t.at("first_pts").get<std::int64_t>();
       c.end_pts = t.at("end_pts").get<std::int64_t>();
       c.seek_dts = t.at("seek_dts").get<std::int64_t>();
+      c.preroll = t.at("preroll").get<std::int64_t>();
       plan.tasks.push_back(c);
     }
   } catch (const json::exception& e) {

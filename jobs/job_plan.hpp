@@ -1,9 +1,10 @@
 // A job's plan (SPEC 8): its inputs, the run's settings, and the chunks every task processes.
 // Written once by `hazefree job plan` into DIR/plan.json (with the settings also as
 // DIR/settings.toml, readable and reusable as a preset); every later stage reads it. The plan
-// is made from the inputs' packets alone (no decoding): chunks start at keyframes, and each is a
-// range of presentation timestamps, so a chunk's frames are exactly the single run's frames in
-// that range.
+// is made from the inputs' packets alone (no decoding): a chunk starts at any frame and is a
+// range of presentation timestamps, so its frames are exactly the single run's frames in that
+// range; its decoding starts at the keyframe at or before its first frame (the pre-roll, decoded
+// and dropped).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 namespace hazefree::jobs {
 
 // The layout of DIR and of plan.json; a DIR of another version is refused by every stage but plan.
-inline constexpr int kPlanVersion = 1;
+inline constexpr int kPlanVersion = 2;  // 2: chunks cut at any frame, with their pre-roll
 
 // Every failure of a job's stage: one line naming DIR, the task or the input, and the cause.
 struct JobError : std::runtime_error {
@@ -36,6 +37,7 @@ struct ChunkPlan {
   std::int64_t first_pts = 0;     // pts of its first frame (video time base)
   std::int64_t end_pts = 0;       // pts of the next chunk's first frame (unless to_end)
   std::int64_t seek_dts = 0;      // decoding starts at the keyframe at or before this dts
+  std::int64_t preroll = 0;       // pictures decoded from there and dropped before its first frame
 };
 
 struct InputPlan {
@@ -63,7 +65,7 @@ struct Plan {
 struct ChunkRequest {
   int chunks = 0;                        // about this many chunks per input (0: not set)
   double chunk_seconds = 0.0;            // or chunks of about this length
-  std::vector<std::int64_t> chunk_starts;  // or exactly these first frames (keyframes) per input
+  std::vector<std::int64_t> chunk_starts;  // or exactly these first frames (any frame) per input
   // With `chunks`: the workers that will run them at once. When there are more chunks than
   // workers, the chunks shrink toward the end of the input (the first about twice the last), so
   // that the last wave's chunks end close together; 0: chunks of equal length.

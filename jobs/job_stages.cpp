@@ -362,7 +362,8 @@ std::string job_status(const std::string& dir, bool as_json) {
   j["plan"] = plan.id;
   j["made_by"] = plan.made_by;
   std::string text = fmt::format("job {} (plan {}, {} tasks, {} inputs)\n", dir, plan.id, plan.tasks.size(), plan.inputs.size());
-  text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12} {}\n", "task", "chunk", "frames", "analyze", "render", "decoded");
+  text += fmt::format("{:>5}  {:<44} {:>8} {:>8}  {:<12} {:<12} {}\n", "task", "chunk", "frames", "pre-roll", "analyze", "render",
+                      "decoded");
   int done = 0;
   JobProgress progress;
   progress.chunks = static_cast<int>(plan.tasks.size());
@@ -393,7 +394,7 @@ std::string job_status(const std::string& dir, bool as_json) {
     std::string decoded_text = decoded_on.empty() ? "-" : fmt::format("{}x:", decoded_on.size());
     for (const std::string& d : decoded_on) decoded_text += " " + d;
     json t{{"task", c.task}, {"input", c.input}, {"chunk", c.number}, {"first_frame", c.first_frame},
-           {"frames", c.frames}, {"analyze", analyze}, {"render", render},
+           {"frames", c.frames}, {"preroll", c.preroll}, {"analyze", analyze}, {"render", render},
            {"decodes", decoded_on.size()}, {"decoded_on", decoded_on}};
     for (const auto& [stage, s] : {std::pair{"analyze", a}, std::pair{"render", r}}) {
       if (s && s->state == "failed" && s->plan == plan.id) t[std::string(stage) + "_error"] = s->error;
@@ -401,8 +402,8 @@ std::string job_status(const std::string& dir, bool as_json) {
     }
     t["log"] = log_path(dir, Stage::render, c.task);
     j["tasks"].push_back(t);
-    text += fmt::format("{:>5}  {:<44} {:>8}  {:<12} {:<12} {}\n", c.task, describe_task(plan, c.task), c.frames, analyze,
-                        render, decoded_text);
+    text += fmt::format("{:>5}  {:<44} {:>8} {:>8}  {:<12} {:<12} {}\n", c.task, describe_task(plan, c.task), c.frames,
+                        c.preroll, analyze, render, decoded_text);
     for (const auto& [stage, s] : {std::pair{Stage::analyze, a}, std::pair{Stage::render, r}}) {
       if (s && s->state == "failed" && s->plan == plan.id)
         text += fmt::format("       {} failed: {} (log: {})\n", to_string(stage), s->error, log_path(dir, stage, c.task));

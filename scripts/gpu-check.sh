@@ -207,20 +207,25 @@ if [[ $what == jobs && -x .device/hazefree && -x .device/ffmpeg ]]; then
   # And the same with closed GOPs (IDR keyframes: a chunk's decoding starts at its own keyframe).
   "$FF" -v error -y -stream_loop 1 -i samples/hazy-street.mp4 -c:v libx264 -preset veryfast \
     -x264-params bframes=3:keyint=25 -c:a copy /tmp/jobs-closed.mp4
-  for clip in /tmp/jobs-clip.mp4 /tmp/jobs-closed.mp4; do
+  # And with one keyframe: every chunk but the first starts between keyframes (its pre-roll).
+  "$FF" -v error -y -stream_loop 1 -i samples/hazy-street.mp4 -c:v libx264 -preset veryfast \
+    -x264-params bframes=3:keyint=1000:scenecut=0 -c:a copy /tmp/jobs-onekey.mp4
+  for clip in ${JOB_CLIPS:-/tmp/jobs-clip.mp4 /tmp/jobs-closed.mp4 /tmp/jobs-onekey.mp4}; do
   for args in "-m dcp" "-m dcp --hwdec cuda" "-m he --set he.temporal=0.3"; do
     # shellcheck disable=SC2086
     timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 "$clip" /tmp/jobs-single.mkv >>"$OUT/jobs.log" 2>&1
     # 3 and 7 chunks: each frame decoded once (the fused analysis; NVDEC renders take the two-pass
-    # form); "3 two-pass": a memory budget too small for any chunk; "auto": --chunks auto.
-    for chunks in 3 7 "3 --job-memory 0.01" "auto --workers-per-gpu 3"; do
+    # form); "3 two-pass": a memory budget too small for any chunk; "auto": --chunks auto; the
+    # --chunk-starts: cuts one frame after a keyframe, one before, and inside GOPs.
+    for cut in "--chunks 3" "--chunks 7" "--chunks 3 --job-memory 0.01" "--chunks auto --workers-per-gpu 3" \
+               "--chunk-starts 1,24,26,49,101,163 --workers-per-gpu 3"; do
       # shellcheck disable=SC2086
-      timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 --chunks $chunks --gpus all "$clip" /tmp/jobs-chunked.mkv \
+      timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 $cut --gpus all "$clip" /tmp/jobs-chunked.mkv \
         >>"$OUT/jobs.log" 2>&1
       rc=$?
       if [[ $rc -eq 0 ]] && diff <(pictures /tmp/jobs-single.mkv) <(pictures /tmp/jobs-chunked.mkv) >/dev/null &&
          diff <(audio /tmp/jobs-single.mkv) <(audio /tmp/jobs-chunked.mkv) >/dev/null; then same=identical; else same=DIFFERENT; fi
-      summary+=("jobs $(basename $clip) cuda $args, $chunks chunks on all GPUs: exit $rc, $same to the single run ($(pictures /tmp/jobs-chunked.mkv | wc -l) frames)")
+      summary+=("jobs $(basename $clip) cuda $args, $cut on all GPUs: exit $rc, $same to the single run ($(pictures /tmp/jobs-chunked.mkv | wc -l) frames)")
     done
   done
   done

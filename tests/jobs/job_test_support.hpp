@@ -1,5 +1,6 @@
 // Helpers of the job tests: the test clip (made once with the ffmpeg program), decoding an
-// output into per-frame hashes, timestamps and audio packets, and reading a job's plan.
+// output into per-frame hashes, timestamps and audio packets, reading a job's plan, and a job's
+// output compared with the single run's.
 #pragma once
 
 extern "C" {
@@ -14,7 +15,10 @@ extern "C" {
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -146,6 +150,48 @@ inline DecodedMedia decode_media(const std::string& path) {
 inline nlohmann::json read_plan(const std::string& dir) {
   std::ifstream file(dir + "/plan.json");
   return nlohmann::json::parse(file);
+}
+
+inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// The single run's output of `clip` with `options`, made once per option set.
+inline const std::string& single_run(const std::string& clip, const std::string& options) {
+  // One single run per clip and options (test cases of one process share them).
+  static std::map<std::string, std::string> made;
+  const std::string key = clip + "\n" + options;
+  auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  // ctest runs test cases as parallel processes: the pid and the key keep their files apart.
+  const std::string out = temp_dir("jobs-single-" + std::to_string(getpid()) + "-" +
+                                   std::to_string(std::hash<std::string>{}(key))) + "/single.mkv";
+  const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + quoted(clip) + " " + quoted(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  return made.emplace(key, out).first->second;
+}
+
+inline void check_identical(const std::string& expected, const std::string& actual) {
+  const DecodedMedia a = decode_media(expected), b = decode_media(actual);
+  REQUIRE(a.frame_hashes.size() > 0);
+  CHECK(b.frame_hashes.size() == a.frame_hashes.size());
+  CHECK(b.frame_hashes == a.frame_hashes);
+  CHECK(b.pts_us == a.pts_us);
+  CHECK(b.audio_packets == a.audio_packets);
+  CHECK(b.audio_packets.size() > 0);
+}
+
+// `--chunks`-style runs of the local runner, whose results must equal the single run's.
+inline void check_local_job(const std::string& clip, const std::string& options, const std::string& cut) {
+  CAPTURE(options);
+  CAPTURE(cut);
+  const std::string& single = single_run(clip, options);
+  const std::string dir =
+      temp_dir("jobs-local-" + std::to_string(getpid()) + "-" + std::to_string(std::hash<std::string>{}(options + cut)));
+  const std::string out = dir + "/chunked.mkv";
+  const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 " + cut + " " + quoted(clip) + " " + quoted(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(single, out);
+  // The default job directory is gone once the job succeeded.
+  CHECK_FALSE(std::filesystem::exists(dir + "/.chunked.mkv.hazefree-job"));
 }
 
 inline int job_task_count(const std::string& dir) { return static_cast<int>(read_plan(dir).at("tasks").size()); }

@@ -1,0 +1,93 @@
+// Chunks cut at any frame (SPEC 8.2): a chunk that starts between keyframes decodes from the
+// keyframe before it (its pre-roll) and drops the frames before its first, and the job still
+// gives the single run's frames and audio (FFV1 outputs, decoded and compared frame by frame).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "jobs/job_test_support.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace hazefree::test {
+namespace {
+
+// 160x120 at 25 fps, 150 frames with one keyframe (the first), B-frames, AAC audio.
+const std::string& one_keyframe_clip() {
+  static const std::string path = [] {
+    const std::string p = temp_dir("jobs-cuts-clip-" + std::to_string(getpid())) + "/one-key.mp4";
+    REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=6 -f lavfi -i sine=f=330:d=6 "
+                        "-c:v libx264 -preset veryfast -pix_fmt yuv420p "
+                        "-x264-params keyint=1000:min-keyint=1000:scenecut=0:bframes=3:b-pyramid=normal "
+                        "-c:a aac -shortest " + quoted(p)) == 0);
+    REQUIRE(keyframe_positions(p) == std::vector<int>{0});
+    return p;
+  }();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("job cuts: an input with one keyframe in 6 chunks gives the single run's frames and audio, dcp and he") {
+  const std::string& clip = one_keyframe_clip();
+  for (const char* options : {"--backend cpu", "--backend cpu --mode he --set he.temporal=0.3"}) {
+    CAPTURE(options);
+    const std::string dir = temp_dir("jobs-cuts-six-" + std::to_string(getpid())) + "/job";
+    fs::remove_all(dir);
+    const std::string out = dir + ".mkv";
+    const CommandResult r = run_hazefree("-q -y " + std::string(options) + " --encoder ffv1 --chunks 6 --job-dir " +
+                                         quoted(dir) + " " + quoted(clip) + " " + quoted(out));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    check_identical(single_run(clip, options), out);
+    // Six chunks; each but the first decodes every frame before it (the one keyframe is the first
+    // frame) and drops them: its pre-roll, which `job status` shows.
+    const nlohmann::json plan = read_plan(dir);
+    REQUIRE(plan.at("tasks").size() == 6);
+    for (const auto& task : plan.at("tasks")) {
+      CAPTURE(task.dump());
+      CHECK(task.at("preroll").get<long>() == task.at("first_frame").get<long>());
+    }
+    const CommandResult status = run_hazefree("job status " + quoted(dir));
+    REQUIRE(status.status == 0);
+    CHECK(status.out.find("pre-roll") != std::string::npos);
+    const CommandResult json = run_hazefree("job status --json " + quoted(dir));
+    CHECK(json.out.find("\"preroll\": " + std::to_string(plan.at("tasks").at(0).at("first_frame").get<long>())) !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("job cuts: an open-GOP input cut one frame after a keyframe and one frame before the next") {
+  const TestClip& clip = test_clip();  // open GOPs, B-frames, a keyframe every 12 frames at most
+  // The first two keyframes at least three frames apart past the first: cuts at k1 + 1 and k2 - 1.
+  int k1 = -1, k2 = -1;
+  for (std::size_t i = 1; i + 1 < clip.keyframes.size(); ++i)
+    if (clip.keyframes[i + 1] - clip.keyframes[i] >= 3) {
+      k1 = clip.keyframes[i];
+      k2 = clip.keyframes[i + 1];
+      break;
+    }
+  REQUIRE(k1 > 0);
+  for (const int cut : {k1 + 1, k2 - 1})
+    REQUIRE(std::find(clip.keyframes.begin(), clip.keyframes.end(), cut) == clip.keyframes.end());
+  const std::string starts = "--chunk-starts " + std::to_string(k1 + 1) + "," + std::to_string(k2 - 1);
+  check_local_job(clip.path, "--backend cpu", starts);
+  check_local_job(clip.path, "--backend cpu --mode he --set he.temporal=0.3", starts);
+}
+
+TEST_CASE("job cuts: --chunks auto on an input with one keyframe cuts it, same frames and audio") {
+  const std::string& clip = one_keyframe_clip();
+  const std::string dir = temp_dir("jobs-cuts-auto-" + std::to_string(getpid()));
+  const CommandResult r = run_hazefree("-y --backend cpu --encoder ffv1 --chunks auto " + quoted(clip) + " " +
+                                       quoted(dir + "/auto.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::size_t at = r.err.find("--chunks auto: ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::atoi(r.err.c_str() + at + 15) >= 2);  // "--chunks auto: N chunks on ..."
+  check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
+}
+
+}  // namespace hazefree::test
