@@ -5,6 +5,7 @@
 #include <string>
 
 #include "io/media_reader.hpp"
+#include "io/url.hpp"
 
 namespace hazefree::io::detail {
 
@@ -15,7 +16,7 @@ std::string av_error_text(int error);
 // One line on stderr: "hazefree: warning: NAME: TEXT".
 void warn(const std::string& name, const std::string& text);
 
-// The name to show for a URL in messages ("-" stays "-").
-inline std::string display_name(const std::string& url) { return url.empty() ? "(none)" : url; }
+// The name to show for a URL in messages ("-" stays "-"), its secrets hidden (redact_urls).
+inline std::string display_name(const std::string& url) { return url.empty() ? "(none)" : redact_urls(url); }
 
 }  // namespace hazefree::io::detail

@@ -1,12 +1,86 @@
 #include "io/logging.hpp"
 
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "io/url.hpp"
+
 extern "C" {
 #include <libavutil/log.h>
 }
 
 namespace hazefree::io {
+namespace {
+
+// A line is written once it is whole: FFmpeg may build one with several calls, and a URL cut in
+// two could not be redacted. Each thread keeps its own partial line (and whether the next call
+// starts a line, which decides the "[name @ 0x...]" prefix), as threads log at once.
+struct PartialLine {
+  std::string text;
+  int print_prefix = 1;
+};
+
+constexpr std::size_t kLongestLine = 16384;  // a line without an end is written at this length
+
+std::mutex& output_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+void write_redacted(std::string& text) {
+  // As FFmpeg's own callback does, control characters other than line breaks and tabs are
+  // shown as '?' (a source's metadata must not move the terminal's cursor).
+  for (char& c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\n' && c != '\r' && c != '\t') c = '?';
+  }
+  const std::string line = redact_urls(text);
+  text.clear();
+  std::lock_guard lock(output_mutex());
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+void redacting_callback(void* context, int level, const char* format, va_list arguments) {
+  // FFmpeg's own level filter, as in av_log_default_callback (the bits above 0xff are a colour).
+  if ((level >= 0 ? level & 0xff : level) > av_log_get_level()) return;
+  thread_local PartialLine partial;
+  char buffer[1024];
+  const int prefix = partial.print_prefix;  // the call below updates it for the next line
+  va_list copy;
+  va_copy(copy, arguments);
+  int length = av_log_format_line2(context, level, format, copy, buffer, sizeof buffer, &partial.print_prefix);
+  va_end(copy);
+  if (length < 0) return;
+  if (static_cast<std::size_t>(length) < sizeof buffer) {
+    partial.text.append(buffer, static_cast<std::size_t>(length));
+  } else {  // longer than the buffer: formatted again, whole
+    std::string whole(static_cast<std::size_t>(length) + 1, '\0');
+    partial.print_prefix = prefix;
+    va_copy(copy, arguments);
+    length = av_log_format_line2(context, level, format, copy, whole.data(), static_cast<int>(whole.size()),
+                                 &partial.print_prefix);
+    va_end(copy);
+    if (length < 0) return;
+    whole.resize(std::min(whole.size() - 1, static_cast<std::size_t>(length)));
+    partial.text += whole;
+  }
+  const char last = partial.text.empty() ? '\0' : partial.text.back();
+  if (last == '\n' || last == '\r' || partial.text.size() >= kLongestLine) write_redacted(partial.text);
+}
+
+}  // namespace
+
+void install_ffmpeg_log_callback() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_callback(redacting_callback); });
+}
 
 void set_ffmpeg_log_level(LogLevel level) {
+  install_ffmpeg_log_callback();
   switch (level) {
     case LogLevel::silent: av_log_set_level(AV_LOG_FATAL); break;
     case LogLevel::quiet: av_log_set_level(AV_LOG_ERROR); break;

@@ -164,6 +164,18 @@ struct MediaReader::Impl {
   bool rebase_pending = false;
   std::int64_t last_pts = AV_NOPTS_VALUE;  // of the last picture delivered (info.time_base)
   std::int64_t last_capture_us = 0;
+  // InputOptions::start_at_zero: the first connection's timestamps move back by the first
+  // picture's (in the video time base), the other streams' packets by as much.
+  bool zero_known = false;
+  std::int64_t zero_origin = 0;
+  bool starts_at_zero() const { return options.start_at_zero && !trim_active; }
+  void move_to_zero(AVPacket& copied) const {
+    if (!starts_at_zero() || !zero_known) return;
+    const std::int64_t offset =
+        av_rescale_q(zero_origin, video_stream()->time_base, demuxer->streams[copied.stream_index]->time_base);
+    if (copied.pts != AV_NOPTS_VALUE) copied.pts -= offset;
+    if (copied.dts != AV_NOPTS_VALUE) copied.dts -= offset;
+  }
   struct StreamShape {
     AVMediaType type;
     AVCodecID codec;
@@ -174,9 +186,18 @@ struct MediaReader::Impl {
 
   static int interrupt_callback(void* opaque) {
     auto* self = static_cast<Impl*>(opaque);
-    if (self->interrupted.load(std::memory_order_relaxed)) return 1;
+    if (self->stop_seen()) return 1;
     return self->stall_expired() ? 1 : 0;
   }
+  // interrupt() was called, or the run's stop state (InputOptions::stop_requested) says stop:
+  // remembered, so that every later look agrees.
+  bool stop_seen() {
+    if (interrupted.load(std::memory_order_relaxed)) return true;
+    if (!options.stop_requested || !options.stop_requested()) return false;
+    interrupted.store(true, std::memory_order_relaxed);
+    return true;
+  }
+  [[noreturn]] void throw_interrupted() { throw OpenInterrupted(display_name(name) + ": stopped while opening"); }
   bool stall_expired() {
     if (stall_timeout_us <= 0) return false;
     if (stalled.load()) return true;
@@ -198,7 +219,7 @@ struct MediaReader::Impl {
     last_progress_us.store(steady_now_us());
   }
   [[noreturn]] void throw_stall() {
-    throw StallError(name + ": no data for " + fmt_seconds(stall_timeout_us) + " (input.timeout)");
+    throw StallError(display_name(name) + ": no data for " + fmt_seconds(stall_timeout_us) + " (input.timeout)");
   }
   static std::string fmt_seconds(std::int64_t us) {
     char text[32];
@@ -369,6 +390,7 @@ const AVCodec* MediaReader::Impl::open_connection() {
   int result = avformat_open_input(&context, open_url.c_str(), forced_format, demuxer_options.slot());
   if (result < 0) {
     opening = nullptr;
+    if (stop_seen()) throw_interrupted();
     if (stalled.load()) throw_stall();
     throw_io(name, av_error_text(result));
   }
@@ -380,6 +402,7 @@ const AVCodec* MediaReader::Impl::open_connection() {
 
   result = avformat_find_stream_info(demuxer.get(), nullptr);
   opening = nullptr;
+  if (result < 0 && stop_seen()) throw_interrupted();
   if (result < 0 && stalled.load()) throw_stall();
   if (result < 0) throw_io(name, "cannot read the stream parameters", result);
 
@@ -411,7 +434,7 @@ void MediaReader::Impl::setup_trim() {
   stream_ended.assign(demuxer->nb_streams, false);
   if (trim.start_seconds > 0 && demuxer->duration != AV_NOPTS_VALUE && demuxer->duration > 0 &&
       trim.start_seconds * 1e6 >= static_cast<double>(demuxer->duration))
-    throw TrimError(fmt::format("{}: -ss {}: past the end of the input ({:.3f} s)", name, trim.start_seconds,
+    throw TrimError(fmt::format("{}: -ss {}: past the end of the input ({:.3f} s)", display_name(name), trim.start_seconds,
                                 demuxer->duration / double(AV_TIME_BASE)));
   // As ffmpeg seeks for -ss: to the keyframe at or before it; the pictures before are dropped.
   if (trim.start_seconds > 0 && !options.chunk.active) seek_for_trim(trim_origin_us);
@@ -505,6 +528,7 @@ void MediaReader::Impl::reopen() {
     first_frame_pending = true;
     return;
   }
+  if (stop_seen()) throw_interrupted();
   if (stalled.load()) throw_stall();
   throw_io(name, "no picture after reconnecting", last_error);
 }
@@ -555,11 +579,12 @@ void MediaReader::Impl::prime() {
     first_frame_pending = true;
     return;
   }
+  if (stop_seen()) throw_interrupted();
   if (decode_errors > 0) {
     throw_io(name, "no picture could be decoded", last_error);
   }
   if (trim_active && options.trim.start_seconds > 0 && !options.chunk.active)
-    throw TrimError(fmt::format("{}: -ss {}: no picture at or after it (past the end of the video)", name,
+    throw TrimError(fmt::format("{}: -ss {}: no picture at or after it (past the end of the video)", display_name(name),
                                 options.trim.start_seconds));
   // A video stream without pictures: describe it from its parameters; read() ends at once.
   const AVCodecParameters* parameters = video_stream()->codecpar;
@@ -795,7 +820,7 @@ MediaReader::Item MediaReader::Impl::advance() {
     if (read_again && stall_expired()) throw_stall();
     if (read_again) continue;  // non-blocking devices: nothing yet
     if (result < 0) {
-      if (interrupted.load(std::memory_order_relaxed)) return Item::end;
+      if (stop_seen()) return Item::end;
       if (stalled.load()) throw_stall();
       if (result != AVERROR_EOF && !(demuxer->pb && avio_feof(demuxer->pb))) {
         throw_io(name, "read error", result);
@@ -882,6 +907,13 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
     pts += pts_offset;
   }
   if (trim_active && connection == 0) pts -= trim_first_pts;
+  if (connection == 0 && starts_at_zero()) {
+    if (!zero_known) {
+      zero_origin = pts;
+      zero_known = true;
+    }
+    pts -= zero_origin;
+  }
   current.pts = pts;
   current.duration = std::max<std::int64_t>(duration, 0);
   last_pts = pts;
@@ -1023,11 +1055,12 @@ const VideoInfo& MediaReader::video() const { return impl_->info; }
 
 MediaReader::Item MediaReader::read() {
   Impl& impl = *impl_;
-  if (impl.interrupted.load(std::memory_order_relaxed)) return Item::end;
+  if (impl.stop_seen()) return Item::end;
   if (!impl.early_packets.empty()) {
     impl.handed_out = std::move(impl.early_packets.front());
     impl.early_packets.pop_front();
     if (impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
+    else impl.move_to_zero(*impl.handed_out);
     return Item::packet;
   }
   if (impl.first_frame_pending) {
@@ -1043,6 +1076,7 @@ MediaReader::Item MediaReader::read() {
   }
   if (item == Item::video_frame) impl.deliver(*impl.decoded);
   if (item == Item::packet && impl.connection > 0) impl.move_to_output_time(*impl.handed_out);
+  else if (item == Item::packet) impl.move_to_zero(*impl.handed_out);
   return item;
 }
 
@@ -1054,7 +1088,7 @@ Packet MediaReader::take_packet() { return std::move(impl_->handed_out); }
 
 void MediaReader::interrupt() { impl_->interrupted.store(true, std::memory_order_relaxed); }
 
-bool MediaReader::interrupted() const { return impl_->interrupted.load(std::memory_order_relaxed); }
+bool MediaReader::interrupted() const { return impl_->stop_seen(); }
 
 bool is_network_or_camera(const InputOptions& options) {
   static const char* const kCameraFormats[] = {"v4l2", "video4linux2", "dshow", "avfoundation", "decklink"};

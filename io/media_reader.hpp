@@ -9,6 +9,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -40,6 +41,12 @@ struct StallError : IoError {
   using IoError::IoError;
 };
 
+// The run was stopped (InputOptions::stop_requested, interrupt()) before the input was open:
+// nothing was read, there is nothing to write.
+struct OpenInterrupted : IoError {
+  using IoError::IoError;
+};
+
 struct Rational {
   int num = 0;
   int den = 1;
@@ -64,6 +71,12 @@ struct InputOptions {
   // No packet for this long (opening included) is a stall: the blocked read is woken by FFmpeg's
   // interrupt callback and read()/reopen() throw StallError. 0 = wait for ever.
   double stall_timeout_seconds = 0.0;
+  // The run's own stop state. FFmpeg's interrupt callback asks it while opening and reading (at
+  // least every 100 ms while it waits on a network source), and once it answers true the blocked
+  // call ends: the reader counts as interrupted (read() returns Item::end, opening throws
+  // OpenInterrupted). Called from the reading thread and FFmpeg's own I/O threads: thread-safe
+  // and cheap. Empty: only interrupt() stops the reader.
+  std::function<bool()> stop_requested;
   // A chunk of a job (SPEC 8): demuxing starts at the keyframe at or before `seek_dts` (video time
   // base; no seek when `seek` is false), pictures whose pts lies outside [first_pts, end_pts) are
   // decoded but not delivered, and the other streams are left out (the join copies them once).
@@ -92,6 +105,10 @@ struct InputOptions {
     }
   };
   Trim trim;
+  // Every timestamp moved so that the first picture delivered is at zero (the other streams'
+  // packets by as much): a live source's own clock (an encoder's uptime, 1099.7 s) means nothing
+  // to its recording. Not with a trimmed span, which starts at zero anyway.
+  bool start_at_zero = false;
   // Bits per sample of the delivered frames: 0 keeps the source's own depth; 8 to 16 converts
   // every picture to that depth (--output-depth): limited-range samples by a shift (v << s up,
   // rounded down), full-range ones by v * M_out / M_in rounded (see io/depth_convert.hpp).
@@ -177,6 +194,7 @@ class MediaReader {
 
   // Makes a blocked read() return Item::end soon (safe from any thread, e.g. a signal path).
   void interrupt();
+  // interrupt() was called, or InputOptions::stop_requested said stop.
   bool interrupted() const;
   // Closes the source and opens it again (a live source that stalled, failed or ended); throws
   // IoError/StallError when it cannot. video() keeps describing the first connection: later

@@ -143,6 +143,7 @@ class FirstFailure {
 // a silent source at once, in each of the runs of a process.
 io::MediaReader open_reader(const RunOptions& run) {
   io::InputOptions options = run.input_options;
+  options.start_at_zero = run.live;  // a live source's recording starts at zero, not at its clock
   options.stop_requested = [stop = run.stop] {
     return g_stop_requested.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed));
   };
