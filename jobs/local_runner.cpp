@@ -121,10 +121,19 @@ struct Layout {
   std::string line;           // what was chosen, for --chunks auto
 };
 
-// --chunks auto: workers enough to keep the encoders busy (a software encoder reaches its best
-// only several at once: one x264 keeps about 14 of 32 cores busy, docs/SCALING.md), one per four
-// cores; two chunks per worker, shrinking toward the end, so that the waves overlap and the last
-// ones end together; no chunk shorter than two seconds, nor larger than its worker's memory share.
+// The waves of --chunks auto: at most this many chunks per worker.
+constexpr int kAutoWaves = 3;
+
+// --chunks auto. Encoders: as many x264 at once as the cores feed best, one per two cores with
+// three threads each (one x264 fed by one pipeline keeps about 11 of 16 cores busy whatever its
+// threads; eight bare transcodes at once keep 15.8 busy, docs/SCALING.md). Each encoder is a
+// worker of its own (decoder, estimator, processor, encoder); a GPU's workers share its one CUDA
+// context, so one GPU feeds as many encoders as the host's cores run (DCP takes about 0.2 ms of
+// it per 1080p frame). Without a GPU the workers also process on the cores: one per four cores.
+// Chunks: whole waves of workers (a multiple of their count), at most three, shrinking toward the
+// end (the first three times the last, job_plan.cpp) so that a worker that finishes early takes
+// a shorter chunk and the last wave ends together; the last chunk no shorter than a second, no
+// chunk larger than its worker's share of the memory budget.
 Layout choose_layout(const RunOptions& options, const JobOptions& job, const io::VideoInfo& video,
                      std::int64_t bytes_per_frame) {
   Layout layout;
@@ -136,12 +145,12 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
                                     : std::uint64_t{4} << 30;
   if (gpu_count > 0) {
     const std::vector<int> gpus = parse_gpus(job.gpus, gpu_count);
+    const int gpu_number = static_cast<int>(gpus.size());
     int per_gpu = job.workers_per_gpu > 0 ? job.workers_per_gpu : 1;
-    if (job.auto_chunks && job.workers_per_gpu == 0)
-      per_gpu = std::max(1, (std::max(1, cores / 4) + static_cast<int>(gpus.size()) - 1) / static_cast<int>(gpus.size()));
+    if (job.auto_chunks && job.workers_per_gpu == 0) per_gpu = std::max(1, (std::max(1, cores / 2) + gpu_number - 1) / gpu_number);
     for (const int gpu : gpus)
       for (int w = 0; w < per_gpu; ++w) layout.slots.push_back(Slot{gpu, 0});
-    layout.gpus = static_cast<int>(gpus.size());
+    layout.gpus = gpu_number;
   } else {
     if (!job.gpus.empty() && job.gpus != "all")
       throw UsageError(fmt::format("--gpus {}: no usable GPU here{}", job.gpus,
@@ -157,24 +166,27 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   if (frames <= 0) throw UsageError(fmt::format("{}: --chunks auto: the input does not say how many frames it has; give --chunks N",
                                                 options.input));
   const double rate = video.frame_rate.value() > 0 ? video.frame_rate.value() : 25.0;
-  const auto shortest = static_cast<std::int64_t>(std::ceil(2.0 * rate));
-  const std::int64_t most_by_length = std::max<std::int64_t>(1, frames / std::max<std::int64_t>(1, shortest));
-  // The first (longest) chunk is about 4/3 of the mean under the shrinking sizes.
+  // The last chunk is half the mean under the shrinking sizes: a second of frames at least.
+  const std::int64_t most_by_length = std::max<std::int64_t>(1, frames / static_cast<std::int64_t>(std::ceil(2.0 * rate)));
+  std::int64_t chunks = std::min<std::int64_t>(std::int64_t{kAutoWaves} * workers, most_by_length);
+  if (chunks > workers) chunks -= chunks % workers;  // whole waves
+  // The first (longest) chunk is 1.5 times the mean under the shrinking sizes.
   const std::uint64_t share = layout.budget / static_cast<std::uint64_t>(workers);
   const std::uint64_t frames_per_share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(std::max<std::int64_t>(1, bytes_per_frame)));
   const auto fewest_by_memory =
-      static_cast<std::int64_t>(std::ceil(4.0 / 3.0 * static_cast<double>(frames) / static_cast<double>(frames_per_share)));
-  std::int64_t chunks = std::min<std::int64_t>(2LL * workers, most_by_length);
-  chunks = std::clamp<std::int64_t>(std::max(chunks, fewest_by_memory), 1, std::min<std::int64_t>(frames, 100000));
+      static_cast<std::int64_t>(std::ceil(1.5 * static_cast<double>(frames) / static_cast<double>(frames_per_share)));
+  if (chunks < fewest_by_memory) chunks = (fewest_by_memory + workers - 1) / workers * workers;
+  chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
-  // The encoders share the cores as one encoder would use them (x264: 1.5 threads a core).
+  // The encoders share the cores as x264 uses them best: 1.5 threads a core (three per encoder
+  // at one encoder per two cores).
   layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
-  layout.line = fmt::format("--chunks auto: {} chunks on {} worker{} ({}), {} encoder threads each, {:.0f} MiB for decoded frames "
-                            "({} cores, {} frames of {}x{})",
+  layout.line = fmt::format("--chunks auto: {} chunks on {} worker{} ({}), {} encoders at once with {} threads each, "
+                            "{:.0f} MiB for decoded frames ({} cores, {} frames of {}x{})",
                             chunks, workers, workers == 1 ? "" : "s",
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
-                            layout.encoder_threads, static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames,
-                            video.width, video.height);
+                            std::min<std::int64_t>(workers, chunks), layout.encoder_threads,
+                            static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
   return layout;
 }
 

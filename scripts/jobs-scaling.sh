@@ -5,11 +5,13 @@
 # in the same run, concurrent bare `ffmpeg -c:v libx264 -preset veryfast` transcodes of the same
 # dehazed pictures (1, 2, 4, 8, 16 at once): the encoder's limit on this host.
 #   scripts/jobs-scaling.sh OUT_DIR      writes OUT_DIR/scaling.txt and OUT_DIR/scaling.json
-# FRAMES (3008) sets the input's length; WORKERS ("2 4 6") the workers per GPU of the
-# `--chunks N --gpus all` rows and NVDEC_WORKERS ("4") those of the same rows on NVDEC; BARE
-# ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only the single run, --chunks auto,
-# --chunks 4 on one worker, the WORKERS rows and the bare transcodes (for long inputs); an empty
-# WORKERS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0 the independent single runs.
+# Every row also gives the cores busy on average while it ran (from /proc/stat, the whole host).
+# FRAMES (3008) sets the input's length; JOB_ROWS ("4x12 8x16 8x32") the `--chunks N --gpus all`
+# rows as WORKERSxCHUNKS per GPU, and NVDEC_WORKERS ("4") the workers per GPU of the same rows on
+# NVDEC (three chunks each); BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only
+# the single run, --chunks auto, --chunks 4 on one worker, the JOB_ROWS and the bare transcodes
+# (for long inputs); an empty JOB_ROWS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0
+# the independent single runs.
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -22,6 +24,13 @@ input=/tmp/scaling-in.mp4
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 cores=$(nproc)
 now() { date +%s.%N; }
+# Jiffies busy and in all, over every core (the first line of /proc/stat).
+cpu_jiffies() { awk '/^cpu /{t=0; for (i = 2; i <= NF; ++i) t += $i; print t - $5 - $6, t; exit}' /proc/stat; }
+busy_since() {  # "busy total" from cpu_jiffies: the cores busy on average since then
+  local b0=${1% *} t0=${1#* } b1 t1
+  read -r b1 t1 < <(cpu_jiffies)
+  awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v c="$cores" 'BEGIN{printf "%.1f", (t > 0 ? b / t * c : 0)}'
+}
 count_frames() { "$FP" -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
 
 # The input: the sample clip (100 frames) looped to $frames frames at 1080p (x264 ultrafast, keyframes every
@@ -35,26 +44,29 @@ fi
 
 rows=()
 json=()
-record() {  # name seconds frames exit
+record() {  # name seconds frames exit busy-cores
   local fps
   fps=$(awk "BEGIN{printf \"%.1f\", $3 / $2}")
-  rows+=("$(printf '%-52s %8.2f s %9s fps  %s frames  exit %s' "$1" "$2" "$fps" "$3" "$4")")
+  rows+=("$(printf '%-60s %8.2f s %9s fps  %s frames  exit %s  %5s cores busy' "$1" "$2" "$fps" "$3" "$4" "$5")")
   echo "${rows[-1]}" >>"$OUT/rows.txt"  # as it comes, for a run cut short
-  json+=("{\"run\": \"$1\", \"seconds\": $2, \"fps\": $fps, \"frames\": $3, \"exit\": $4}")
+  json+=("{\"run\": \"$1\", \"seconds\": $2, \"fps\": $fps, \"frames\": $3, \"exit\": $4, \"busy_cores\": $5}")
 }
 hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   local name=$1
   shift
   local out="${*: -1}"
   rm -f "$out"
-  local t0 t1 rc
+  local t0 t1 rc j0
+  j0=$(cpu_jiffies)
   t0=$(now)
   local env=()
   if [[ $1 == env=* ]]; then env=("${1#env=}"); shift; fi
   timeout 300 env "${env[@]}" "$HF" -y -q -b cuda --preset veryfast --crf 23 "$@" >>"$OUT/scaling.log" 2>&1
   rc=$?
   t1=$(now)
-  record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc"
+  local busy
+  busy=$(busy_since "$j0")
+  record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc" "$busy"
 }
 
 hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
@@ -64,9 +76,11 @@ hazefree_run "--chunks auto" --chunks auto "$input" /tmp/scaling-auto.mp4
 hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), two-pass (--job-memory 1)" --chunks 4 --gpus 0 --job-memory 1 "$input" /tmp/scaling-c4g0-2pass.mp4
-for w in ${WORKERS-2 4 6}; do
-  n=$((gpus * w * 3))
-  hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers)" --chunks $n --gpus all --workers-per-gpu $w "$input" "/tmp/scaling-all-w$w.mp4"
+for row in ${JOB_ROWS-4x12 8x16 8x32}; do
+  w=${row%x*}
+  n=$((gpus * ${row#*x}))
+  hazefree_run "--chunks $n --gpus all ($gpus GPU x $w workers)" --chunks $n --gpus all --workers-per-gpu $w "$input" \
+    "/tmp/scaling-all-w$w-c$n.mp4"
 done
 if [[ ${SHORT:-0} != 1 ]]; then
   for w in ${NVDEC_WORKERS-4}; do
@@ -81,6 +95,7 @@ fi
 # Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
 # this host without any chunking cost (the total fps of the $gpus runs).
 if [[ $gpus -ge 2 && ${INDEPENDENT:-1} == 1 ]]; then
+j0=$(cpu_jiffies)
 t0=$(now)
 for g in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$g timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$input" "/tmp/scaling-each-$g.mp4" \
@@ -88,13 +103,14 @@ for g in $(seq 0 $((gpus - 1))); do
 done
 wait
 t1=$(now)
-record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print $t1 - $t0}")" $((frames * gpus)) 0
+record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print $t1 - $t0}")" $((frames * gpus)) 0 "$(busy_since "$j0")"
 rm -f /tmp/scaling-each-*.mp4
 fi
 
 # Bare x264 transcodes of the dehazed pictures, k at once: their total fps.
 best=0
 for k in ${BARE-1 2 4 8 16}; do
+  j0=$(cpu_jiffies)
   t0=$(now)
   for i in $(seq 1 $k); do
     "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/scaling-bare-$i.mp4" &
@@ -102,7 +118,7 @@ for k in ${BARE-1 2 4 8 16}; do
   wait
   t1=$(now)
   seconds=$(awk "BEGIN{print $t1 - $t0}")
-  record "bare ffmpeg x264 veryfast of the dehazed pictures, $k at once" "$seconds" $((frames * k)) 0
+  record "bare ffmpeg x264 veryfast of the dehazed pictures, $k at once" "$seconds" $((frames * k)) 0 "$(busy_since "$j0")"
   best=$(awk -v a="$best" -v b="$(awk "BEGIN{print $frames * $k / $seconds}")" 'BEGIN{print (b > a) ? b : a}')
 done
 rm -f /tmp/scaling-bare-*.mp4

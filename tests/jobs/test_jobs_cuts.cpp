@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -81,12 +82,23 @@ TEST_CASE("job cuts: an open-GOP input cut one frame after a keyframe and one fr
 TEST_CASE("job cuts: --chunks auto on an input with one keyframe cuts it, same frames and audio") {
   const std::string& clip = one_keyframe_clip();
   const std::string dir = temp_dir("jobs-cuts-auto-" + std::to_string(getpid()));
-  const CommandResult r = run_hazefree("-y --backend cpu --encoder ffv1 --chunks auto " + quoted(clip) + " " +
-                                       quoted(dir + "/auto.mkv"));
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y --backend cpu --encoder ffv1 --chunks auto --job-dir " + quoted(dir + "/job") + " " +
+                                       quoted(clip) + " " + quoted(dir + "/auto.mkv"));
   REQUIRE_MESSAGE(r.status == 0, r.err);
+  // "--chunks auto: N chunks on W workers ...": whole waves of workers, at least one.
   const std::size_t at = r.err.find("--chunks auto: ");
   REQUIRE(at != std::string::npos);
-  CHECK(std::atoi(r.err.c_str() + at + 15) >= 2);  // "--chunks auto: N chunks on ..."
+  char* end = nullptr;
+  const long chunks = std::strtol(r.err.c_str() + at + 15, &end, 10);
+  const std::size_t on = r.err.find(" chunks on ", at);
+  REQUIRE(on != std::string::npos);
+  const long workers = std::strtol(r.err.c_str() + on + 11, nullptr, 10);
+  CHECK(chunks >= 2);
+  CHECK(workers >= 1);
+  CHECK(chunks % workers == 0);
+  const nlohmann::json plan = read_plan(dir + "/job");
+  CHECK(static_cast<long>(plan.at("tasks").size()) == chunks);
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
 }
 
