@@ -70,6 +70,8 @@ int run_main(int argc, char** argv) {
       return 0;
     }
     job = job_flags.options();
+    // After -ss the output starts at zero as ffmpeg's does (a job's chunks keep the span's clock).
+    if (!job.active() && options.trim_start > 0) options.output_options.start_at_zero = true;
     if (job.active() && !options.progress.url.empty())
       throw hazefree::UsageError("-progress: not offered for a run in chunks (its progress line is on stderr)");
     if (job.active() && (!options.output_options.audio || !options.output_options.subtitles))

@@ -1,5 +1,9 @@
 #include "io/media_writer.hpp"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +11,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <system_error>
@@ -158,6 +163,56 @@ std::string bad_x26x_param(const std::string& params, bool x265) {
   return "";
 }
 
+// x264's profile and tune names: the accepted ones as a list when `value` is not among them
+// (a tune may join several with '+' or ','), else empty.
+std::string unknown_x264_word(const std::string& key, const std::string& value) {
+  static const std::vector<std::string> profiles = {"baseline", "main", "high", "high10", "high422", "high444"};
+  static const std::vector<std::string> tunes = {"film",       "animation", "grain",      "stillimage",
+                                                 "psnr",       "ssim",      "fastdecode", "zerolatency",
+                                                 "touhou"};
+  const std::vector<std::string>& words = key == "profile" ? profiles : tunes;
+  std::vector<std::string> parts;
+  if (key == "profile") {
+    parts.push_back(value);
+  } else {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t end = value.find_first_of("+,./-", start);
+      parts.push_back(value.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  for (const std::string& part : parts) {
+    if (std::find(words.begin(), words.end(), part) == words.end()) {
+      std::string list;
+      for (const std::string& w : words) list += (list.empty() ? "" : ", ") + w;
+      return list;
+    }
+  }
+  return "";
+}
+
+// Why an existing file cannot be replaced by a rename over it, or empty: the immutable or
+// append-only attribute (chattr +i, +a), or a sticky folder (/tmp) and a file of another user.
+std::string unreplaceable(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    int flags = 0;
+    const bool known = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    ::close(fd);
+    if (known && (flags & FS_IMMUTABLE_FL)) return "cannot be replaced: the file is immutable (chattr -i removes that)";
+    if (known && (flags & FS_APPEND_FL)) return "cannot be replaced: the file is append-only (chattr -a removes that)";
+  }
+  struct stat file_stat {}, folder_stat {};
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (::stat(file.c_str(), &file_stat) == 0 && ::stat(folder.c_str(), &folder_stat) == 0 &&
+      (folder_stat.st_mode & S_ISVTX) && ::geteuid() != 0 && file_stat.st_uid != ::geteuid() &&
+      folder_stat.st_uid != ::geteuid())
+    return "cannot be replaced: it belongs to another user in a sticky folder";
+  return "";
+}
+
 }  // namespace
 
 struct MediaWriter::Impl {
@@ -193,6 +248,13 @@ struct MediaWriter::Impl {
 
   std::int64_t frames_written = 0;
   std::int64_t last_packet_us = 0;
+  // OutputOptions::start_at_zero: the copied packets that come before the first picture wait
+  // here until it comes; then the earliest of them all is the origin, in microseconds.
+  bool zero_pending = false;
+  std::deque<Packet> held_packets;
+  std::int64_t origin_us = 0;
+  void settle_origin(std::int64_t first_picture_us);
+  void write_copied(Packet packet);
   std::int64_t last_pts = AV_NOPTS_VALUE;
   bool warned_pts = false;
 
@@ -222,7 +284,18 @@ void MediaWriter::Impl::check_paths(const MediaReader& source) {
   const fs::path output(options.url);
   std::error_code error;
   const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, error)) throw_io(name, "folder " + folder.string() + " does not exist");
+  if (!fs::is_directory(folder, error)) {
+    // The nearest part of the folder that exists says what is wrong: missing, or not a folder.
+    fs::path part = folder;
+    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, error)) part = part.parent_path();
+    if (fs::exists(part, error) && !fs::is_directory(part, error))
+      throw_io(name, part.string() + " is not a folder");
+    throw_io(name, "folder " + folder.string() + " does not exist");
+  }
+  // Found now rather than after the whole encode: a folder the file cannot be created in, and a
+  // file that cannot be replaced (immutable or append-only).
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw_io(name, "cannot write into the folder " + folder.string() + ": " + std::strerror(errno));
   if (av_filename_number_test(options.url.c_str())) {
     // A picture sequence (frame%04d.png): written in place, one file a frame; the first file
     // already there stands for the sequence.
@@ -245,6 +318,7 @@ void MediaWriter::Impl::check_paths(const MediaReader& source) {
       return;
     }
     if (!options.overwrite) throw_io(name, "already exists (use -y to overwrite)");
+    if (const std::string why = unreplaceable(output); !why.empty()) throw_io(name, why);
   }
   // Same folder (so the final rename is atomic), hidden, and with the real extension kept last
   // so that anything guessing from the name still can.
@@ -482,6 +556,13 @@ void MediaWriter::Impl::set_encoder_options() {
   // A bitrate replaces libx264/libx265's default constant rate factor.
   if (!options.bitrate.empty() && codec_is_x26x(*codec)) av_opt_set(encoder->priv_data, "crf", "-1", 0);
   for (const auto& [key, value] : settings) {
+    if (std::strcmp(codec->name, "libx264") == 0 && (key == "profile" || key == "tune")) {
+      // x264 prints its own line for these on stderr before FFmpeg's refusal: refused here first.
+      const std::string known = unknown_x264_word(key, value);
+      if (!known.empty())
+        throw EncoderOptionError(name + ": " + codec->name + " refused these settings (" + key + "=" + value +
+                                 "): its " + key + "s are " + known);
+    }
     if (key == "x264-params" || key == "x265-params") {
       const std::string bad = bad_x26x_param(value, key == "x265-params");
       if (!bad.empty())
@@ -674,6 +755,7 @@ MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source
   Impl& impl = *impl_;
   impl.options = options;
   impl.name = options.url;
+  impl.zero_pending = options.start_at_zero;
   impl.width = width;
   impl.height = height;
   impl.frame_format = format;
@@ -785,6 +867,8 @@ void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int
                             std::to_string(impl.width) + "x" + std::to_string(impl.height) + " " +
                             format_name(impl.frame_format, impl.depth));
   }
+  if (impl.zero_pending) impl.settle_origin(av_rescale_q(pts, impl.source_time_base, AV_TIME_BASE_Q));
+  if (impl.origin_us) pts -= av_rescale_q(impl.origin_us, AV_TIME_BASE_Q, impl.source_time_base);
   if (!impl.unpacked.empty()) {
     unpack_nv12(frame, impl.unpacked.view());
     if (release) release();
@@ -872,24 +956,58 @@ void MediaWriter::write_packet(Packet packet) {
   Impl& impl = *impl_;
   if (!packet) return;
   if (impl.finished) throw_io(impl.name, "write_packet() after finish()");
+  if (impl.zero_pending) {
+    impl.held_packets.push_back(std::move(packet));
+    // A picture so late is no start to wait for: the packets alone give the origin.
+    if (impl.held_packets.size() >= 1024) impl.settle_origin(AV_NOPTS_VALUE);
+    return;
+  }
+  impl.write_copied(std::move(packet));
+}
+
+void MediaWriter::Impl::settle_origin(std::int64_t first_picture_us) {
+  zero_pending = false;
+  std::int64_t origin = first_picture_us;
+  for (const Packet& p : held_packets) {
+    const int index = p->stream_index;
+    if (index < 0 || index >= static_cast<int>(output_index_of_input.size()) || output_index_of_input[index] < 0)
+      continue;
+    const std::int64_t t = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+    if (t == AV_NOPTS_VALUE) continue;
+    const std::int64_t us = av_rescale_q(t, input_time_bases[index], AV_TIME_BASE_Q);
+    if (origin == AV_NOPTS_VALUE || us < origin) origin = us;
+  }
+  origin_us = origin == AV_NOPTS_VALUE ? 0 : origin;
+  std::deque<Packet> waiting = std::move(held_packets);
+  held_packets.clear();
+  for (Packet& p : waiting) write_copied(std::move(p));
+}
+
+void MediaWriter::Impl::write_copied(Packet packet) {
   const int input_index = packet->stream_index;
-  if (input_index < 0 || input_index >= static_cast<int>(impl.output_index_of_input.size()) ||
-      impl.output_index_of_input[input_index] < 0) {
+  if (input_index < 0 || input_index >= static_cast<int>(output_index_of_input.size()) ||
+      output_index_of_input[input_index] < 0) {
     return;  // a stream this output cannot hold (warned about when it was set up)
   }
-  AVStream* out = impl.muxer->streams[impl.output_index_of_input[input_index]];
-  av_packet_rescale_ts(packet.get(), impl.input_time_bases[input_index], out->time_base);
+  AVStream* out = muxer->streams[output_index_of_input[input_index]];
+  if (origin_us) {
+    const std::int64_t shift = av_rescale_q(origin_us, AV_TIME_BASE_Q, input_time_bases[input_index]);
+    if (packet->pts != AV_NOPTS_VALUE) packet->pts -= shift;
+    if (packet->dts != AV_NOPTS_VALUE) packet->dts -= shift;
+  }
+  av_packet_rescale_ts(packet.get(), input_time_bases[input_index], out->time_base);
   packet->stream_index = out->index;
   packet->pos = -1;
-  const int result = av_interleaved_write_frame(impl.muxer.get(), packet.get());
+  const int result = av_interleaved_write_frame(muxer.get(), packet.get());
   if (result < 0) {
-    throw_io(impl.name, "cannot write a packet of input stream #" + std::to_string(input_index), result);
+    throw_io(name, "cannot write a packet of input stream #" + std::to_string(input_index), result);
   }
 }
 
 void MediaWriter::finish() {
   Impl& impl = *impl_;
   if (impl.finished) return;
+  if (impl.zero_pending) impl.settle_origin(AV_NOPTS_VALUE);  // no picture came
   if (impl.encoder) impl.send(nullptr);
   int result = av_write_trailer(impl.muxer.get());
   if (result < 0) throw_io(impl.name, "cannot write the trailer", result);

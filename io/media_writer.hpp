@@ -33,6 +33,9 @@ struct OutputOptions {
   bool overwrite = false;     // -y
   bool audio = true;          // false (-an): the input's audio streams are left out
   bool subtitles = true;      // false (-sn): its subtitle streams too
+  // The earliest timestamp written becomes zero, every stream moved by as much (after -ss: the
+  // span's first picture or packet, which are rarely at the -ss position itself).
+  bool start_at_zero = false;
   // Rate control and GOP (ffmpeg's -b:v, -maxrate, -bufsize, -g; empty or 0: the encoder's own),
   // profile and tune; then the encoder's options by name (its private ones included, e.g.
   // x264-params). Each is set before the encoder opens: one it does not know, or a value it
