@@ -1,7 +1,8 @@
 // The service's HTTP side (SPEC 12) over cpp-httplib: the Prometheus metrics, the JSON API
 // (streams, option changes checked by the options table, snapshots, MJPEG previews, presets),
-// the HLS files of "hls" outputs and the page; a token where one is set, bounded bodies and
-// request rate.
+// the HLS files of "hls" outputs and the page; a token where one is set, Host names checked
+// without one, bounded bodies, per-client request rates, and connections that idle or slow
+// clients cannot hold (SPEC 12.1).
 #pragma once
 
 #include <memory>
@@ -25,6 +26,9 @@ class HttpService {
   // Serves until stop() (from another thread).
   void serve();
   void stop();
+  // Answers raw request bytes as one connection's (in memory, no socket; for the fuzz target):
+  // the answers' bytes. A preview answers its first try only.
+  std::string answer(const std::string& requests);
 
  private:
   struct Impl;

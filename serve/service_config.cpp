@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <toml++/toml.h>
 
@@ -72,6 +73,28 @@ void parse_listen(const std::string& listen, const std::string& where, ServiceCo
   config.port = port;
 }
 
+// [server] hosts = ["cams.example", "10.0.0.5", "[fd00::5]"]: names and addresses without a port.
+void parse_hosts(const toml::node& node, const std::string& where, ServiceConfig& config) {
+  const toml::array* hosts = node.as_array();
+  if (!hosts) throw ConfigError(fmt::format("{}: expected a list of host names, e.g. [\"cams.example\"]", where));
+  for (const toml::node& element : *hosts) {
+    const auto* text = element.as_string();
+    if (!text) throw ConfigError(fmt::format("{}: expected a list of host names (strings)", where));
+    std::string host = text->get();
+    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+    if (bracketed) host = host.substr(1, host.size() - 2);
+    const bool name_chars = !host.empty() && host.size() <= 253 && std::all_of(host.begin(), host.end(), [&](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+             (bracketed && c == ':');
+    });
+    if (!name_chars)
+      throw ConfigError(fmt::format("{}: '{}' is not a host name or address without a port (e.g. cams.example, "
+                                    "10.0.0.5, [fd00::5])", where, text->get()));
+    std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    config.hosts.push_back(host);
+  }
+}
+
 }  // namespace
 
 bool is_loopback(const std::string& host) {
@@ -96,15 +119,19 @@ ServiceConfig load_service_config(const std::string& path, const std::string& li
     const toml::table* server = server_node->as_table();
     if (!server) throw ConfigError(fmt::format("{}: server must be a table ([server])", path));
     for (const auto& [name, node] : *server) {
-      if (name.str() != "listen" && name.str() != "token")
-        throw ConfigError(fmt::format("{}: [server] has no key '{}' (listen, token)", path, name.str()));
+      if (name.str() != "listen" && name.str() != "token" && name.str() != "hosts")
+        throw ConfigError(fmt::format("{}: [server] has no key '{}' (listen, token, hosts)", path, name.str()));
     }
     if (const std::string text = text_field(*server, "listen", path + ": [server]"); !text.empty())
       parse_listen(text, path + ": [server]", config);
     config.token = text_field(*server, "token", path + ": [server]");
+    if (const toml::node* hosts = server->get("hosts")) parse_hosts(*hosts, path + ": [server] hosts", config);
   }
   if (!listen.empty()) parse_listen(listen, "--listen", config);
   if (config.token.empty()) config.token = environment_token;
+  if (!config.token.empty() && config.token.size() < kMinTokenLength)
+    throw ConfigError(fmt::format("{}: the token has {} characters; at least {} are needed ([server] token or HAZEFREE_TOKEN)",
+                                  path, config.token.size(), kMinTokenLength));
   if (!is_loopback(config.host) && config.token.empty())
     throw ConfigError(fmt::format("{}: listening on {} (not loopback) needs a token ([server] token or HAZEFREE_TOKEN)",
                                   path, config.host));

@@ -1,6 +1,6 @@
-// The service's configuration file (SPEC 12): [server] listen and token, and one [[stream]] per
-// camera with its name, input, optional output and format, and any configuration keys, checked
-// by the options table (through the public API) before anything starts.
+// The service's configuration file (SPEC 12): [server] listen, token and hosts, and one
+// [[stream]] per camera with its name, input, optional output and format, and any configuration
+// keys, checked by the options table (through the public API) before anything starts.
 #pragma once
 
 #include <stdexcept>
@@ -18,6 +18,8 @@ struct ConfigError : std::runtime_error {
   int exit_status;
 };
 
+inline constexpr std::size_t kMinTokenLength = 16;
+
 struct StreamConfig {
   std::string name;     // [A-Za-z0-9_-]+, unique
   std::string input;    // anything FFmpeg reads
@@ -29,7 +31,10 @@ struct StreamConfig {
 struct ServiceConfig {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string token;  // empty: none (loopback only)
+  std::string token;  // empty: none (loopback only); else at least kMinTokenLength characters
+  // Host names served without a token besides the loopback ones (lower case, no port; an IPv6
+  // address without its brackets).
+  std::vector<std::string> hosts;
   std::vector<StreamConfig> streams;
 };
 

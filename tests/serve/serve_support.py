@@ -13,7 +13,7 @@ import urllib.request
 
 BINARY = os.environ.get("HAZEFREE_BINARY", "")
 TMP = pathlib.Path(os.environ.get("HAZEFREE_TEST_TMP", "/tmp/hazefree-serve-tests"))
-TOKEN = "s3cret-token"
+TOKEN = "s3cret-token-for-tests"  # 16 characters at least (SPEC 12.1)
 
 
 def free_port(kind=socket.SOCK_STREAM):

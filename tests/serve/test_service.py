@@ -244,7 +244,7 @@ def test_a_token_from_the_environment_opens_a_non_loopback_address():
     port = free_port()
     log = open(base / "service.log", "wb")
     process = subprocess.Popen([BINARY, "serve", str(config), "--listen", f"0.0.0.0:{port}"], stdout=log,
-                               stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin", "HAZEFREE_TOKEN": "from-env"})
+                               stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin", "HAZEFREE_TOKEN": "from-the-environment"})
     try:
         import urllib.request
         import urllib.error
@@ -259,7 +259,7 @@ def test_a_token_from_the_environment_opens_a_non_loopback_address():
                 return e.code
             except OSError:
                 return None
-        assert wait_until(20, lambda: status("from-env") == 200), (base / "service.log").read_text()
+        assert wait_until(20, lambda: status("from-the-environment") == 200), (base / "service.log").read_text()
         assert status("wrong") == 401
     finally:
         os.kill(process.pid, signal.SIGTERM)
