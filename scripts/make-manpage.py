@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the manual page hazefree(1) from the built program and the options table: the
-program's --help as OPTIONS, and every configuration key (name, accepted values, default, help)
+program's --help as OPTIONS (a tagged paragraph per option, filled to the reader's width), and every configuration key (name, accepted values, default, help)
 from hazefree.config_keys() (the Python module over the same table) as CONFIGURATION KEYS.
 
     PYTHONPATH=<build>/python scripts/make-manpage.py <build>/hazefree hazefree.1
@@ -18,6 +18,49 @@ def roff(text):
     """Plain text -> roff text: backslashes and hyphens escaped, no line starting a request."""
     text = text.replace("\\", "\\e").replace("-", "\\-")
     return "\n".join(("\\&" + line) if line[:1] in (".", "'") else line for line in text.split("\n"))
+
+
+def options_section(help_text):
+    """The program's --help (wrapped at 80 columns, descriptions from column 28) as roff: a
+    subsection per group, a tagged paragraph per option (man fills it to the reader's width),
+    and the closing notes as paragraphs."""
+    out, footer, current = [], [], None
+    started = False
+
+    def flush():
+        nonlocal current
+        if current:
+            out.extend([".TP", "\\fB" + roff(current[0]) + "\\fR", roff(" ".join(current[1]))])
+        current = None
+
+    for line in help_text.split("\n"):
+        if not line.strip():
+            continue
+        if not line.startswith(" ") and line.endswith(":") and not line.startswith("Usage"):
+            flush()
+            started = True
+            out.extend([".SS " + roff(line[:-1])])
+            continue
+        if not started:
+            continue
+        if line.startswith(" " * 8):  # a description going on
+            if current:
+                current[1].append(line.strip())
+            continue
+        if line.startswith("  "):
+            flush()
+            name, _, description = line.strip().partition("  ")
+            current = (name.strip(), [description.strip()] if description.strip() else [])
+            continue
+        flush()
+        if footer and not footer[-1][-1].endswith("."):
+            footer[-1].append(line.strip())
+        else:
+            footer.append([line.strip()])
+    flush()
+    for paragraph in footer:
+        out.extend([".PP", roff(" ".join(paragraph))])
+    return out
 
 
 def main():
@@ -47,9 +90,7 @@ def main():
         roff("Every setting is a configuration key (below): set it in a TOML preset given with -c, or "
              "with --set key=value; the options below are shortcuts for the common ones."),
         ".SH OPTIONS",
-        ".nf",
-        roff(done.stdout.rstrip("\n")),
-        ".fi",
+        *options_section(done.stdout),
         ".SH CONFIGURATION KEYS",
         roff("Each key with its accepted values and its default (the same table drives presets, --set, "
              "--print-config, the library, the Python module, the GStreamer element and the frei0r "
