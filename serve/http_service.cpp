@@ -47,13 +47,15 @@ constexpr std::size_t kMaxClients = 4096;        // buckets kept; beyond, new cl
 // head is buffered; idle connections and partial heads wait in one epoll thread (a descriptor
 // each, no thread), so idle or slow clients cannot hold the workers.
 constexpr std::size_t kWorkers = 32;             // previews, snapshots' waits and requests
-constexpr std::size_t kMaxIdleConnections = 1000;  // beyond, the longest idle one is closed
+// Idle connections kept: at most this many and half the descriptor limit (accepting goes on);
+// beyond, the longest idle one is closed.
+constexpr std::size_t kMaxIdleConnections = 1000;
 constexpr auto kIdleTimeout = std::chrono::seconds(10);   // keep-alive: closed after this idle
 constexpr auto kRequestTime = std::chrono::seconds(10);   // a head, then its body, within this
 constexpr auto kReadWait = std::chrono::seconds(5);       // a body's reads: each within this
 constexpr auto kWriteWait = std::chrono::seconds(5);      // an answer's writes: each within this
 // After an answer the worker waits this long for the keep-alive client's next request before
-// handing the connection to the epoll thread (which costs about 50 us of hand-over).
+// handing the connection to the epoll thread (a hand-over wakes two threads).
 constexpr auto kLinger = std::chrono::milliseconds(2);
 constexpr std::size_t kMaxHead = 16 * 1024;      // a request line and headers (431 beyond)
 constexpr std::size_t kMaxRequestsPerConnection = 10000;
@@ -407,8 +409,12 @@ class Connection final : public httplib::Stream {
       out_.append(ptr, size);
       return static_cast<ssize_t>(size);
     }
-    if (!is_writable()) return -1;
-    return ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(kWriteWait);
+    for (;;) {
+      if (!is_writable()) return -1;
+      const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || Clock::now() > until) return n;
+    }
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     ip = peer_;
@@ -517,6 +523,9 @@ class HttpServer final : public httplib::Server {
   std::atomic<bool> stopping{false};
 
   HttpServer() {
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+      max_idle_ = std::max<std::size_t>(16, std::min<std::size_t>(kMaxIdleConnections, files.rlim_cur / 2));
     new_task_queue = [this] {
       start_idle_thread();
       pool_ = new WorkerPool(kWorkers, [this] { stop_idle_thread(); });
@@ -598,7 +607,7 @@ class HttpServer final : public httplib::Server {
     std::unique_ptr<Connection> owned(connection);
     std::lock_guard lock(idle_mutex_);
     if (epoll_ < 0 || stopping.load()) return;
-    if (idle_.size() >= kMaxIdleConnections) {  // the longest waiting one goes
+    if (idle_.size() >= max_idle_) {  // the longest waiting one goes
       auto oldest = std::min_element(idle_.begin(), idle_.end(),
                                      [](const Connection* a, const Connection* b) { return a->since < b->since; });
       forget(*oldest);
@@ -686,6 +695,7 @@ class HttpServer final : public httplib::Server {
   }
 
   WorkerPool* pool_ = nullptr;
+  std::size_t max_idle_ = kMaxIdleConnections;
   std::mutex idle_mutex_;
   int epoll_ = -1;
   bool idle_running_ = false;

@@ -14,5 +14,9 @@ namespace hazefree::fuzz {
 void config_one_input(const std::uint8_t* data, std::size_t size);
 // Arbitrary bytes as a media file into io::MediaReader, reading a few small pictures.
 void reader_one_input(const std::uint8_t* data, std::size_t size);
+// Raw HTTP request bytes into the service's HTTP side, in memory, as one connection's requests
+// (the head checks, httplib's parser, Host and token checks, limits, the routes and the PATCH
+// body); the first byte chooses a service without (even) or with (odd) a token.
+void serve_one_input(const std::uint8_t* data, std::size_t size);
 
 }  // namespace hazefree::fuzz

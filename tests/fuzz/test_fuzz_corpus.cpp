@@ -46,3 +46,13 @@ TEST_CASE("fuzz corpus: reader inputs are decoded or refused with an I/O error")
     CHECK_NOTHROW(hazefree::fuzz::reader_one_input(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   }
 }
+
+TEST_CASE("fuzz corpus: serve inputs are answered with HTTP, whatever the bytes") {
+  const auto files = corpus("serve");
+  CHECK(files.size() >= 5);
+  for (const auto& file : files) {
+    CAPTURE(file.string());
+    const std::string bytes = bytes_of(file);
+    CHECK_NOTHROW(hazefree::fuzz::serve_one_input(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  }
+}

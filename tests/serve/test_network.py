@@ -2,10 +2,10 @@
 once stopped it or gave 500 (a %FF path, bodies that are not UTF-8 or overflow a double, a PATCH
 without a body, a chunked body) answered with their error while an MP4 recording goes on and
 ends valid; 200 idle connections beside a request answered within 100 ms; a keep-alive client's
-rate; per-client limits (a wrong-token flood beside a right token, /metrics never limited, one
-address's flood leaving another's requests alone); Host names without a token; the port bound
-exclusively; a short token refused. Other loopback addresses (127.0.0.2, ...) stand for other
-clients."""
+rate; a preview's pictures a second; per-client limits (a wrong-token flood beside a right
+token, /metrics never limited, one address's flood leaving another's requests alone); Host
+names without a token; the port bound exclusively; a short token refused. Other loopback
+addresses (127.0.0.2, ...) stand for other clients."""
 import http.client
 import json
 import signal
@@ -150,6 +150,23 @@ def test_a_keep_alive_client_gets_over_1000_requests_a_second(open_service):
     rate = count / (time.monotonic() - started)
     conn.close()
     assert rate > 1000, rate
+
+
+def test_a_preview_sends_5_pictures_a_second(open_service):
+    conn = connection(open_service["service"].port)
+    conn.request("GET", "/api/streams/rec/preview.mjpg")
+    response = conn.getresponse()
+    assert response.status == 200
+    data, times = b"", []
+    while len(times) < 11:  # the first part, then 10 intervals
+        chunk = response.read1(65536)
+        assert chunk
+        data += chunk
+        while data.count(b"--hazefreeframe") > len(times):
+            times.append(time.monotonic())
+    conn.close()
+    rate = 10 / (times[-1] - times[0])
+    assert 4.5 < rate < 5.3, rate
 
 
 def test_host_names_without_a_token(open_service):
