@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "io/url.hpp"
 #include "serve/page.hpp"
 
 namespace hazefree::serve {
@@ -84,17 +85,6 @@ std::string printable(const std::string& text) {
   return text.size() > 200 ? out + "..." : out;
 }
 
-// "rtsp://user:secret@cam/x" -> "rtsp://***@cam/x": credentials stay out of the API.
-std::string without_credentials(const std::string& url) {
-  const auto scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const auto host = scheme + 3;
-  const auto at = url.find('@', host);
-  const auto slash = url.find('/', host);
-  if (at == std::string::npos || (slash != std::string::npos && at > slash)) return url;
-  return url.substr(0, host) + "***" + url.substr(at);
-}
-
 // A request's value for a configuration key as text: "0.9", "true", "luma".
 std::string option_text(const json& value, const std::string& key) {
   if (value.is_string()) return value.get<std::string>();
@@ -142,11 +132,13 @@ json stream_json(const Stream& stream) {
   const StreamStatus s = stream.status();
   const StreamConfig& c = stream.config();
   const std::string output = c.output.empty() ? "" : c.output == "hls" ? "/streams/" + c.name + "/index.m3u8"
-                                                                       : without_credentials(c.output);
+                                                                       : io::redact_urls(c.output);
+  // URL secrets (passwords, query keys, RTMP stream keys) stay out of the API and the page.
   return json{{"name", c.name},
               {"state", s.state},
-              {"error", s.error},
-              {"input", without_credentials(c.input)},
+              {"error", io::redact_urls(s.error)},
+              {"seconds_since_frame", s.seconds_since_frame},
+              {"input", io::redact_urls(c.input)},
               {"output", output},
               {"fps", s.fps},
               {"frames", s.frames},

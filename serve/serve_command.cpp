@@ -3,11 +3,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "io/logging.hpp"
 #include "serve/http_service.hpp"
 #include "serve/service_config.hpp"
 #include "serve/stream.hpp"
@@ -24,18 +30,41 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The folder of the "hls" outputs, removed when the service ends.
+// The folder of the "hls" outputs, $TMPDIR/hazefree-serve-PID-XXXXXX, made only where a stream
+// has one and removed when the service ends. A service that could not remove its own (killed,
+// aborted) leaves it behind: the next service removes the folders of processes that are gone.
 struct HlsFolder {
   std::string path;
-  HlsFolder() {
+  explicit HlsFolder(bool needed) {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/hazefree-serve-XXXXXX";
+    const std::string folder = tmp && *tmp ? tmp : "/tmp";
+    remove_stale(folder);
+    if (!needed) return;
+    std::string pattern = folder + "/hazefree-serve-" + std::to_string(getpid()) + "-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) throw ConfigError("cannot create a folder for the HLS outputs in " + pattern, 1);
     path = pattern;
   }
   ~HlsFolder() {
     std::error_code error;
-    fs::remove_all(path, error);
+    if (!path.empty()) fs::remove_all(path, error);
+  }
+  // hazefree-serve-PID-* of this user whose process no longer exists.
+  static void remove_stale(const std::string& folder) {
+    static const std::string kPrefix = "hazefree-serve-";
+    std::error_code error;
+    for (fs::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
+      const std::string name = entry->path().filename().string();
+      if (name.rfind(kPrefix, 0) != 0) continue;
+      const std::size_t digits = name.find('-', kPrefix.size());
+      if (digits == std::string::npos || digits == kPrefix.size()) continue;
+      const std::string pid_text = name.substr(kPrefix.size(), digits - kPrefix.size());
+      if (pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+      struct stat info {};
+      if (lstat(entry->path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != getuid()) continue;
+      if (kill(static_cast<pid_t>(std::stol(pid_text)), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to see
+      std::error_code ignored;
+      fs::remove_all(entry->path(), ignored);
+    }
   }
   HlsFolder(const HlsFolder&) = delete;
   HlsFolder& operator=(const HlsFolder&) = delete;
@@ -63,7 +92,9 @@ int serve_main(int argc, char** argv) {
     return 2;
   }
 
-  // SIGINT/SIGTERM go to one thread that stops the service; every other thread blocks them. An
+  // SIGINT/SIGTERM are blocked in every thread from here on, and this thread takes them with
+  // sigwait() once the streams run: a signal that comes earlier (while the configuration is read,
+  // the port bound, the streams started) stays pending and is taken then, so none is lost. An
   // ignored signal would be discarded before sigwait() sees it (a shell starts background
   // programs with SIGINT ignored): both are blocked, then given their default action.
   sigset_t stop_signals;
@@ -75,10 +106,13 @@ int serve_main(int argc, char** argv) {
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGPIPE, SIG_IGN);  // a client gone is an error of its request, not the service's end
 
+  io::install_ffmpeg_log_callback();  // FFmpeg's lines too have their URL secrets hidden
+
   try {
     const char* environment_token = std::getenv("HAZEFREE_TOKEN");
     const ServiceConfig config = load_service_config(config_path, listen, environment_token ? environment_token : "");
-    HlsFolder hls;
+    HlsFolder hls(std::any_of(config.streams.begin(), config.streams.end(),
+                              [](const StreamConfig& stream) { return stream.output == "hls"; }));
     std::vector<std::unique_ptr<Stream>> streams;
     // The GPU's memory is read only where a stream may use the GPU (reading it starts a context).
     bool any_gpu_stream = false;
@@ -93,25 +127,38 @@ int serve_main(int argc, char** argv) {
     HttpService http(config, streams, gpu_metrics);
     http.bind();  // a port in use is found before any stream starts
 
-    std::thread signals([&http, stop_signals] {
-      int received = 0;
-      for (int count = 0;; ++count) {
-        if (sigwait(&stop_signals, &received) != 0) continue;
-        if (count > 0) {
-          static const char kMessage[] = "\nhazefree serve: aborted\n";
-          (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
-          _exit(130);
-        }
-        http.stop();
-      }
+    std::atomic<bool> http_ended{false};
+    std::thread http_thread([&http, &http_ended] {
+      http.serve();
+      http_ended.store(true);
     });
-    signals.detach();
     for (auto& stream : streams) stream->start();
     fmt::print(stderr, "hazefree serve: {} stream{} on http://{}:{}/\n", streams.size(), streams.size() == 1 ? "" : "s",
                config.host.find(':') != std::string::npos ? "[" + config.host + "]" : config.host, config.port);
-    http.serve();
+    // Until a stop signal (pending since any moment after the start, or to come), or the HTTP
+    // side's end.
+    const timespec tick{0, 100 * 1000 * 1000};
+    while (!http_ended.load())
+      if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) break;
+    // A second signal aborts at once.
+    std::thread([stop_signals] {
+      int received = 0;
+      while (sigwait(&stop_signals, &received) != 0) {
+      }
+      static const char kMessage[] = "\nhazefree serve: aborted\n";
+      (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+      _exit(130);
+    }).detach();
     fmt::print(stderr, "hazefree serve: stopping: finishing every output\n");
-    for (auto& stream : streams) stream->request_stop();  // all of them finish at once
+    // Every run ends its opening or reading at once (its reader looks at the stream's stop
+    // state), drains, flushes and writes its trailer; all of them finish at once.
+    for (auto& stream : streams) stream->request_stop();
+    // A stop asked before the server's loop began would be lost: asked again until it ended.
+    while (!http_ended.load()) {
+      http.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    http_thread.join();
     for (auto& stream : streams) stream->stop();
     return 130;
   } catch (const ConfigError& e) {

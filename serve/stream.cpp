@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <string>
+
+#include "io/url.hpp"
 
 namespace hazefree::serve {
 namespace {
@@ -32,6 +35,19 @@ bool loops_a_file(const StreamConfig& config) {
          input.rfind("/dev/", 0) != 0 && input.rfind("pipe:", 0) != 0;
 }
 
+// input.timeout when the stream sets one above 0 (a bad value was refused with the configuration).
+double stall_seconds_of(const StreamConfig& config) {
+  const auto timeout = config.options.find("input.timeout");
+  if (timeout != config.options.end()) {
+    try {
+      const double seconds = std::stod(timeout->second);
+      if (seconds > 0) return seconds;
+    } catch (const std::exception&) {
+    }
+  }
+  return Stream::kDefaultStallSeconds;
+}
+
 constexpr std::int64_t kPictureInterval_us = 100000;  // copies for snapshots: at most 10 a second
 constexpr std::int64_t kWantedFor_us = 5000000;       // for this long after a look
 
@@ -50,14 +66,21 @@ void Stream::Picture::copy_from(const Frame& source) {
 Stream::Stream(StreamConfig config, std::string hls_dir)
     : config_(std::move(config)),
       hls_dir_(config_.output == "hls" ? std::move(hls_dir) : std::string()),
-      loops_file_(loops_a_file(config_)) {
+      loops_file_(loops_a_file(config_)),
+      stall_seconds_(stall_seconds_of(config_)) {
   options_ = config_.options;
   status_.state = "starting";
 }
 
 Stream::~Stream() { stop(); }
 
-void Stream::start() { thread_ = std::thread([this] { run_loop(); }); }
+void Stream::start() {
+  {
+    std::lock_guard lock(mutex_);
+    started_ = std::chrono::steady_clock::now();
+  }
+  thread_ = std::thread([this] { run_loop(); });
+}
 
 void Stream::request_stop() {
   {
@@ -80,7 +103,17 @@ StreamStatus Stream::status() const {
   s.reconnects = finished_runs_.reconnects + run_reconnects_;
   s.seconds_lost = finished_runs_.seconds_lost + run_lost_;
   // The rate over the last second or so; nothing written for two seconds is 0 fps.
-  if (std::chrono::steady_clock::now() - rate_since_ > std::chrono::seconds(2)) s.fps = 0.0;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - rate_since_ > std::chrono::seconds(2)) s.fps = 0.0;
+  const auto since = last_frame_ != std::chrono::steady_clock::time_point{} ? last_frame_ : started_;
+  if (since != std::chrono::steady_clock::time_point{})
+    s.seconds_since_frame = std::chrono::duration<double>(now - since).count();
+  // A run that waits on a silent source, or reconnects to one that went away, is not running.
+  if ((s.state == "running" || s.state == "starting") && s.seconds_since_frame >= stall_seconds_) {
+    s.state = "stalled";
+    if (s.error.empty())
+      s.error = fmt::format("no picture for {:.1f} s (stall threshold {:g} s)", s.seconds_since_frame, stall_seconds_);
+  }
   return s;
 }
 
@@ -156,6 +189,7 @@ void Stream::on_progress(const RunProgress& progress) {
   std::lock_guard lock(mutex_);
   status_.state = "running";
   status_.error.clear();
+  last_frame_ = std::chrono::steady_clock::now();
   if (after_failure_) {
     ++finished_runs_.reconnects;
     after_failure_ = false;
@@ -232,7 +266,7 @@ void Stream::run_loop() {
     try {
       run_once();
     } catch (const std::exception& e) {
-      failure = e.what();
+      failure = io::redact_urls(e.what());  // the API, the page and the log show it
     }
     std::unique_lock lock(mutex_);
     finished_runs_.frames += run_frames_;

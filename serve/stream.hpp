@@ -26,8 +26,13 @@ inline constexpr std::array<double, 15> kLatencyBuckets = {0.0025, 0.005, 0.0075
                                                           0.075,  0.1,   0.2,    0.5,  1,     2,    5};
 
 struct StreamStatus {
-  std::string state;       // "starting", "running", "retrying", "stopped"
-  std::string error;       // the last failure's one line (empty when none)
+  // "starting", "running", "stalled" (starting or running, but no picture for the stall
+  // threshold: the source is silent or away and the run waits or reconnects), "retrying" (the
+  // run failed and starts again), "stopped".
+  std::string state;
+  std::string error;       // the last failure's one line (empty when none), URL secrets hidden
+  // Since the last picture written (or since the stream started, before the first one).
+  double seconds_since_frame = 0.0;
   std::int64_t frames = 0;
   std::int64_t dropped = 0;
   std::int64_t reconnects = 0;  // in the run (SPEC 9) and restarts of the run after a failure
@@ -49,6 +54,10 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   void start();
+  // No picture for this long is a stall: input.timeout where the stream sets one above 0, else
+  // kDefaultStallSeconds (the service watches the stream even where the run waits for ever).
+  static constexpr double kDefaultStallSeconds = 5.0;
+  double stall_seconds() const { return stall_seconds_; }
   // Finishes the output (drain, flush, trailer) and joins the thread; request_stop() only asks.
   void request_stop();
   void stop();
@@ -84,6 +93,7 @@ class Stream {
   StreamConfig config_;
   std::string hls_dir_;
   const bool loops_file_;  // preview only, of a file: looped at its own rate
+  const double stall_seconds_;
   double file_rate_ = 0;   // its frames per second (set by the stream's thread before a run)
   std::chrono::steady_clock::time_point run_started_{};
   std::thread thread_;
@@ -99,6 +109,8 @@ class Stream {
   std::int64_t run_frames_ = 0, run_dropped_ = 0, run_reconnects_ = 0;
   double run_lost_ = 0.0;
   std::chrono::steady_clock::time_point rate_since_{};
+  std::chrono::steady_clock::time_point started_{};     // start()
+  std::chrono::steady_clock::time_point last_frame_{};  // the last picture written, of any run
   std::int64_t rate_frames_ = 0;
   // Snapshots: pictures are copied only while someone looked in the last seconds.
   std::atomic<std::int64_t> wanted_until_us_{0};
