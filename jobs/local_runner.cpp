@@ -114,11 +114,12 @@ struct Slot {
 // What the job looks like on this machine, chosen before it is planned.
 struct Layout {
   std::vector<Slot> slots;
-  int chunks = 0;             // for --chunks auto
+  int chunks = 0;             // for --chunks auto: the most chunks (whole waves of workers)
+  int fewest_chunks = 0;      // for --chunks auto: the fewest (memory; whole waves below `chunks`)
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
   int gpus = 0;               // GPUs the workers use
-  std::string line;           // what was chosen, for --chunks auto
+  std::string line;           // what was chosen, for --chunks auto ("{}" for the chunks, their pre-roll)
 };
 
 // The waves of --chunks auto: at most this many chunks per worker.
@@ -178,12 +179,13 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   if (chunks < fewest_by_memory) chunks = (fewest_by_memory + workers - 1) / workers * workers;
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
+  layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
   // The encoders share the cores as x264 uses them best: 1.5 threads a core (three per encoder
   // at one encoder per two cores).
   layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
-  layout.line = fmt::format("--chunks auto: {} chunks on {} worker{} ({}), {} encoders at once with {} threads each, "
+  layout.line = fmt::format("--chunks auto: {{}} on {} worker{} ({}), {} encoders at once with {} threads each, "
                             "{:.0f} MiB for decoded frames ({} cores, {} frames of {}x{})",
-                            chunks, workers, workers == 1 ? "" : "s",
+                            workers, workers == 1 ? "" : "s",
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
                             std::min<std::int64_t>(workers, chunks), layout.encoder_threads,
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
@@ -636,6 +638,35 @@ class LocalJob {
 
 }  // namespace
 
+// --chunks auto's plan: of the whole waves of workers it may take (one, two, three), the one
+// whose work ends first by a simple count in frames per worker: every frame encoded, the
+// pre-roll decoded at a sixth of an encode's cost (1080p H.264 decodes at about 2040 fps on 16
+// cores, x264 veryfast reaches about 370 there: docs/SCALING.md), and half
+// the last chunk, which the other workers wait for at the end. More waves end closer together
+// but, on an input of long GOPs, decode more pre-roll.
+Plan choose_auto_plan(const RunOptions& options, const Layout& layout, ChunkRequest request) {
+  const int workers = static_cast<int>(layout.slots.size());
+  std::optional<Plan> best;
+  double best_cost = 0.0;
+  for (int chunks = layout.chunks; chunks >= layout.fewest_chunks; chunks -= workers) {
+    request.chunks = chunks;
+    Plan plan = make_plan({{options.input, options.output}}, options, request);
+    std::int64_t preroll = 0, last = 0;
+    for (const ChunkPlan& c : plan.tasks) {
+      preroll += c.preroll;
+      if (c.to_end) last = c.frames;
+    }
+    const double cost =
+        (static_cast<double>(plan.inputs[0].frames) + static_cast<double>(preroll) / 6.0) / workers + static_cast<double>(last) / 2.0;
+    if (!best || cost < best_cost) {
+      best = std::move(plan);
+      best_cost = cost;
+    }
+    if (chunks <= workers) break;
+  }
+  return std::move(*best);
+}
+
 int run_local_job(const RunOptions& options, const JobOptions& job) {
   if (options.live) throw UsageError("--chunks: a --live source cannot be cut into chunks");
   if (options.input == "-" || io::is_network_or_camera(options.input_options))
@@ -657,11 +688,20 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   }
   const auto bytes_per_frame = static_cast<std::int64_t>(frame_bytes(video.format, video.width, video.height, 64, video.depth));
   const Layout layout = choose_layout(options, job, video, bytes_per_frame);
-  if (!layout.line.empty() && !options.quiet) fmt::print(stderr, "hazefree: {}\n", layout.line);
   ChunkRequest request = chunk_request(job);
-  if (job.auto_chunks) request.chunks = layout.chunks;
   request.workers = static_cast<int>(layout.slots.size());
-  const Plan fresh = make_plan({{options.input, options.output}}, options, request);
+  Plan fresh;
+  if (job.auto_chunks) {
+    fresh = choose_auto_plan(options, layout, request);
+    if (!options.quiet) {
+      std::int64_t preroll = 0;
+      for (const ChunkPlan& c : fresh.tasks) preroll += c.preroll;
+      fmt::print(stderr, "hazefree: {}\n",
+                 fmt::format(fmt::runtime(layout.line), fmt::format("{} chunks ({} frames of pre-roll)", fresh.tasks.size(), preroll)));
+    }
+  } else {
+    fresh = make_plan({{options.input, options.output}}, options, request);
+  }
   std::error_code error;
   bool resumed = false;
   if (fs::exists(plan_path(dir), error)) {
