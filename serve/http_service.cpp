@@ -830,6 +830,7 @@ struct HttpService::Impl {
         // Failed authentications are counted apart: a flood of wrong tokens from any address
         // never takes a right token's requests.
         if (!failures.take(client)) {
+          res.set_header("Retry-After", "1");
           send_error(res, 429, "too many failed authentications; try again shortly");
           return httplib::Server::HandlerResponse::Handled;
         }
@@ -838,6 +839,7 @@ struct HttpService::Impl {
         return httplib::Server::HandlerResponse::Handled;
       }
       if (!served.take(client)) {
+        res.set_header("Retry-After", "1");
         send_error(res, 429, "too many requests; try again shortly");
         return httplib::Server::HandlerResponse::Handled;
       }
