@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -70,7 +71,8 @@ int run_main(int argc, char** argv) {
       return 0;
     }
     job = job_flags.options();
-    // After -ss the output starts at zero as ffmpeg's does (a job's chunks keep the span's clock).
+    // After -ss the output starts at zero as ffmpeg's does (a job's chunks keep the span's clock;
+    // its join moves them).
     if (!job.active() && options.trim_start > 0) options.output_options.start_at_zero = true;
     if (job.active() && !options.progress.url.empty())
       throw hazefree::UsageError("-progress: not offered for a run in chunks (its progress line is on stderr)");
@@ -141,9 +143,21 @@ constexpr Subcommand kSubcommands[] = {
     {"serve", hazefree::serve::serve_main},
 };
 
+// OpenMP's idle workers spin between parallel regions (libgomp: 300000 turns) on the cores the
+// decoder and x264 need, which on a busy machine made the CPU backend slower than one thread;
+// waiting passively is as fast on an idle machine (docs/PERFORMANCE.md, "OpenMP waiting").
+// libgomp reads its environment as it loads, before main(): the program starts itself again,
+// once, with OMP_WAIT_POLICY=passive, unless OMP_WAIT_POLICY or GOMP_SPINCOUNT says otherwise.
+void wait_passively(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);  // returns only when it failed: the run goes on spinning
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  wait_passively(argv);
   if (argc >= 2)
     for (const Subcommand& command : kSubcommands)
       if (std::strcmp(argv[1], command.name) == 0) return command.main(argc - 1, argv + 1);

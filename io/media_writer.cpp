@@ -249,10 +249,12 @@ struct MediaWriter::Impl {
   std::int64_t frames_written = 0;
   std::int64_t last_packet_us = 0;
   // OutputOptions::start_at_zero: the copied packets that come before the first picture wait
-  // here until it comes; then the earliest of them all is the origin, in microseconds.
+  // here until it comes; its time is then the origin, in microseconds (without a picture, the
+  // earliest packet's).
   bool zero_pending = false;
   std::deque<Packet> held_packets;
   std::int64_t origin_us = 0;
+  bool origin_set = false;
   void settle_origin(std::int64_t first_picture_us);
   void write_copied(Packet packet);
   std::int64_t last_pts = AV_NOPTS_VALUE;
@@ -790,6 +792,7 @@ MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source
   Impl& impl = *impl_;
   impl.options = options;
   impl.name = options.url;
+  impl.zero_pending = options.start_at_zero;
   if (!impl.encoded) throw_io(impl.name, "out of memory");
   impl.check_paths(source);
   const AVOutputFormat* muxer_format = impl.choose_muxer();
@@ -868,7 +871,7 @@ void MediaWriter::write_frame(const ImageView& frame, std::int64_t pts, std::int
                             format_name(impl.frame_format, impl.depth));
   }
   if (impl.zero_pending) impl.settle_origin(av_rescale_q(pts, impl.source_time_base, AV_TIME_BASE_Q));
-  if (impl.origin_us) pts -= av_rescale_q(impl.origin_us, AV_TIME_BASE_Q, impl.source_time_base);
+  if (impl.origin_set) pts -= av_rescale_q(impl.origin_us, AV_TIME_BASE_Q, impl.source_time_base);
   if (!impl.unpacked.empty()) {
     unpack_nv12(frame, impl.unpacked.view());
     if (release) release();
@@ -944,6 +947,14 @@ void MediaWriter::write_video_packet(Packet packet, Rational time_base) {
   if (!packet) return;
   if (impl.finished) throw_io(impl.name, "write_video_packet() after finish()");
   if (impl.encoder) throw_io(impl.name, "write_video_packet() on an output that encodes its video");
+  const AVRational packet_tb{time_base.num, time_base.den};
+  if (impl.zero_pending && packet->pts != AV_NOPTS_VALUE)  // the first packet: a keyframe, the earliest picture
+    impl.settle_origin(av_rescale_q(packet->pts, packet_tb, AV_TIME_BASE_Q));
+  if (impl.origin_set) {
+    const std::int64_t shift = av_rescale_q(impl.origin_us, AV_TIME_BASE_Q, packet_tb);
+    if (packet->pts != AV_NOPTS_VALUE) packet->pts -= shift;
+    if (packet->dts != AV_NOPTS_VALUE) packet->dts -= shift;
+  }
   av_packet_rescale_ts(packet.get(), AVRational{time_base.num, time_base.den}, impl.video_out->time_base);
   packet->stream_index = impl.video_out->index;
   packet->pos = -1;
@@ -968,16 +979,19 @@ void MediaWriter::write_packet(Packet packet) {
 void MediaWriter::Impl::settle_origin(std::int64_t first_picture_us) {
   zero_pending = false;
   std::int64_t origin = first_picture_us;
-  for (const Packet& p : held_packets) {
-    const int index = p->stream_index;
-    if (index < 0 || index >= static_cast<int>(output_index_of_input.size()) || output_index_of_input[index] < 0)
-      continue;
-    const std::int64_t t = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
-    if (t == AV_NOPTS_VALUE) continue;
-    const std::int64_t us = av_rescale_q(t, input_time_bases[index], AV_TIME_BASE_Q);
-    if (origin == AV_NOPTS_VALUE || us < origin) origin = us;
+  if (origin == AV_NOPTS_VALUE) {  // no picture: the earliest packet
+    for (const Packet& p : held_packets) {
+      const int index = p->stream_index;
+      if (index < 0 || index >= static_cast<int>(output_index_of_input.size()) || output_index_of_input[index] < 0)
+        continue;
+      const std::int64_t t = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+      if (t == AV_NOPTS_VALUE) continue;
+      const std::int64_t us = av_rescale_q(t, input_time_bases[index], AV_TIME_BASE_Q);
+      if (origin == AV_NOPTS_VALUE || us < origin) origin = us;
+    }
   }
   origin_us = origin == AV_NOPTS_VALUE ? 0 : origin;
+  origin_set = true;
   std::deque<Packet> waiting = std::move(held_packets);
   held_packets.clear();
   for (Packet& p : waiting) write_copied(std::move(p));
@@ -990,8 +1004,12 @@ void MediaWriter::Impl::write_copied(Packet packet) {
     return;  // a stream this output cannot hold (warned about when it was set up)
   }
   AVStream* out = muxer->streams[output_index_of_input[input_index]];
-  if (origin_us) {
+  if (origin_set) {
+    // A packet that begins before the first picture is left out, as ffmpeg's -ss with -c:a copy
+    // does: the output starts with the picture at zero.
     const std::int64_t shift = av_rescale_q(origin_us, AV_TIME_BASE_Q, input_time_bases[input_index]);
+    const std::int64_t t = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
+    if (t != AV_NOPTS_VALUE && t < shift) return;
     if (packet->pts != AV_NOPTS_VALUE) packet->pts -= shift;
     if (packet->dts != AV_NOPTS_VALUE) packet->dts -= shift;
   }

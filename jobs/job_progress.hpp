@@ -19,8 +19,8 @@ struct JobProgress {
   int failed = 0;
 };
 
-// "frames 120/300 (40%), 45.2 fps, elapsed 0:00:03, eta 0:00:04; chunks 2 running, 1 done,
-// 0 failed of 5"; the time left is "eta ?" until a rate is known.
+// "frame=  120/300 fps= 45 elapsed=0:00:03 eta=0:00:04; chunks 2 running, 1 done, 0 failed of 5"
+// (a single run's line, pipeline/progress.hpp); the time left is "eta=?" until a rate is known.
 std::string progress_line(const JobProgress& progress);
 
 }  // namespace hazefree::jobs

@@ -323,6 +323,7 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
     io::OutputOptions output = settings.output_options;
     output.url = in.output;
     output.overwrite = plan.overwrite;
+    output.start_at_zero = settings.trim_start > 0;  // as the single run's output after -ss
     std::vector<std::string> chunk_files;
     for (const int task : in.chunks) chunk_files.push_back(chunk_path(dir, task));
     // The source's other streams over the job's span: its start, and the end of its last chunk.

@@ -36,14 +36,14 @@ def main():
     status, printed = run_on_pty(binary, ["-y", "--backend", "cpu", "--mode", "he", "--encoder", "ffv1",
                                           "--chunks", "3", source, out])
     assert status == 0, printed
-    lines = [line.replace("\x1b[K", "") for line in re.findall(r"\rhazefree: (frames \d+/\d+ [^\r\n]*)", printed)]
+    lines = [line.replace("\x1b[K", "") for line in re.findall(r"\rhazefree: (frame=\s*\d+/\d+ [^\r\n]*)", printed)]
     assert len(lines) >= 2, f"no progress line redrawn in place:\n{printed!r}"
     for line in lines:
-        assert re.search(r"\d+\.\d fps, elapsed \d+:\d\d:\d\d, eta (\d+:\d\d:\d\d|\?); "
+        assert re.search(r"fps=\s*\d+(\.\d)? elapsed=\d+:\d\d:\d\d eta=(\d+:\d\d:\d\d|\?); "
                          r"chunks \d+ running, \d+ done, \d+ failed of \d+", line), line
-    assert "eta 0:00:00" in lines[-1], lines[-1]
-    total = re.search(r"frames \d+/(\d+)", lines[-1]).group(1)
-    assert lines[-1].startswith(f"frames {total}/{total} (100%)"), lines[-1]
+    assert "eta=0:00:00" in lines[-1], lines[-1]
+    total = re.search(r"frame=\s*\d+/(\d+)", lines[-1]).group(1)
+    assert re.match(rf"frame=\s*{total}/{total} ", lines[-1]), lines[-1]
     chunks = re.search(r"of (\d+)$", lines[-1].replace("\x1b[K", "")).group(1)
     assert f"0 running, {chunks} done, 0 failed of {chunks}" in lines[-1], lines[-1]
 

@@ -1,0 +1,248 @@
+// An ffmpeg user's first hour, end to end on a tiny clip: ffmpeg's spellings give what the long
+// options give, the ffmpeg options without a meaning here are refused with one line naming what
+// to use, the progress line and -progress as ffmpeg writes them, --help at 80 columns, -ss
+// outputs starting at zero, and outputs that cannot be written refused before the first frame.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "jobs/job_test_support.hpp"
+#include "run_command.hpp"
+#include "support/test_support.hpp"
+#include "test_robustness_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace hazefree::test {
+namespace {
+
+// One second of 96x64 pictures at 25 fps with AAC audio, made once.
+const std::string& tiny_clip() {
+  static const std::string path = [] {
+    const std::string p = temp_dir("habits-clip-" + std::to_string(getpid())) + "/tiny.mp4";
+    REQUIRE(run_program("ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=s=96x64:r=25:d=1 -f lavfi -i sine=f=440:d=1 "
+                        "-c:v libx264 -preset ultrafast -g 10 -pix_fmt yuv420p -c:a aac -shortest " + q(p)) == 0);
+    return p;
+  }();
+  return path;
+}
+
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const std::string& line : lines_of(text))
+    if (line.rfind(prefix, 0) == 0) found.push_back(line);
+  return found;
+}
+
+// The key=value lines of a -progress report; every line must be one.
+std::vector<std::pair<std::string, std::string>> report_pairs(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& line : lines_of(text)) {
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    CHECK_MESSAGE(eq != std::string::npos, line);
+    CHECK_MESSAGE(eq > 0, line);
+    if (eq == std::string::npos || eq == 0) continue;
+    pairs.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return pairs;
+}
+
+void check_report(const std::string& text, int frames) {
+  const auto pairs = report_pairs(text);
+  REQUIRE(!pairs.empty());
+  CHECK(pairs.back() == std::make_pair(std::string("progress"), std::string("end")));
+  std::string last_frame;
+  int ends = 0;
+  for (const auto& [key, value] : pairs) {
+    if (key == "frame") last_frame = value;
+    if (key == "progress") {
+      CHECK((value == "continue" || value == "end"));
+      ends += value == "end";
+    }
+  }
+  CHECK(ends == 1);
+  CHECK(last_frame == std::to_string(frames));
+  CHECK(text.find("out_time_us=") != std::string::npos);
+  CHECK(text.find("speed=") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("ffmpeg habits: ffmpeg's spellings give the same output as the long options") {
+  const std::string dir = temp_dir("habits-spellings");
+  const std::string longs = dir + "/long.mkv", ffmpeg = dir + "/ffmpeg.mkv";
+  CommandResult r = run_hazefree("-q -y -b cpu --mode he --encoder libx264 --crf 30 --preset ultrafast --tune film "
+                                 "--maxrate 400k --bufsize 800k --frames 6 --pix-fmt yuv420p --no-audio " +
+                                 q(tiny_clip()) + " " + q(longs));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  r = run_hazefree("-hide_banner -nostdin -loglevel error -y -b cpu --mode he -i " + q(tiny_clip()) +
+                   " -c:v libx264 -crf 30 -preset ultrafast -tune film -maxrate 400k -bufsize 800k -vframes 6 "
+                   "-pix_fmt yuv420p -an " + q(ffmpeg));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.empty());  // -loglevel error: no progress line, no summary
+  const DecodedMedia a = decode_media(longs), b = decode_media(ffmpeg);
+  CHECK(a.frame_hashes.size() == 6);
+  CHECK(b.frame_hashes == a.frame_hashes);
+  CHECK(a.audio_packets.empty());
+  CHECK(b.audio_packets.empty());
+  // -n refuses an output that exists; -c:a copy is what happens anyway.
+  r = run_hazefree("-n -b cpu -i " + q(tiny_clip()) + " " + q(ffmpeg));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("already exists") != std::string::npos);
+  r = run_hazefree("-v quiet -y -b cpu --mode he -frames:v 3 -c:a copy -vcodec ffv1 -i " + q(tiny_clip()) + " " +
+                   q(dir + "/copy.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.empty());
+  CHECK(!decode_media(dir + "/copy.mkv").audio_packets.empty());
+}
+
+TEST_CASE("ffmpeg habits: an ffmpeg option without a meaning here is one line naming what to use, status 2, no file") {
+  const std::string dir = temp_dir("habits-refused");
+  const std::string out = dir + "/out.mp4";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-vf scale=64:48", "hazefree is the filter"},
+      {"-filter:v scale=64:48", "pipe through ffmpeg"},
+      {"-filter_complex '[0:v]scale=64:48'", "frei0r=hazefree_dehaze"},
+      {"-b 1M", "did you mean -b:v 1M"},
+      {"-c:a aac", "copies audio"},
+      {"-af volume=2", "copies audio"},
+      {"-r 30", "-framerate"},
+      {"-s 64x48", "-video_size"},
+      {"-map 0", "-an and -sn"},
+      {"-q 5", "-crf 5"},
+      {"-c:v copy", "choose an encoder"},
+      {"-threads 2", "--threads"},
+      {"-hwaccel cuda", "--hwdec cuda"},
+      {"-x264opts keyint=5", "-x264-params"},
+      {"-loglevel chatty", "accepted quiet"},
+      {"-y -n", "give one of them"},
+      {"-progress tcp://127.0.0.1:9/", "pipe:1"},
+      {"-tunes film", "unknown option -tunes"},
+      {"-x264-params keyint=abc", "keyint=abc is not a number"},
+      {"--profile nonsense", "its profiles are"}};
+  for (const auto& [args, words] : cases) {
+    CAPTURE(args);
+    const CommandResult r = run_hazefree("-b cpu " + args + " " + q(tiny_clip()) + " " + q(out));
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.err).size() == 1);  // FFmpeg's and x264's own lines do not leak
+    CHECK(r.err.find(words) != std::string::npos);
+    CHECK(folder_entries(dir).empty());
+  }
+}
+
+TEST_CASE("ffmpeg habits: a run into a pipe prints ffmpeg's progress line, -nostats and -q leave it out") {
+  const std::string dir = temp_dir("habits-stats");
+  const std::string out = dir + "/out.mkv";
+  const std::string common = "-y -b cpu --mode he --encoder ffv1 -frames:v 20 ";
+  CommandResult r = run_hazefree(common + "-stats_period 0.01 " + q(tiny_clip()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::vector<std::string> lines = lines_starting(r.err, "frame=");
+  REQUIRE(!lines.empty());
+  CHECK(lines.back().rfind("frame=   20/20 fps=", 0) == 0);
+  CHECK(lines.back().find(" time=00:00:00.80 speed=") != std::string::npos);
+  CHECK(r.err.find("\r") == std::string::npos);  // lines, not a line redrawn
+  r = run_hazefree(common + "-nostats " + q(tiny_clip()) + " " + q(out));
+  REQUIRE(r.status == 0);
+  CHECK(lines_starting(r.err, "frame=").empty());
+  CHECK(r.err.find("20 frames") != std::string::npos);  // the summary stays
+  r = run_hazefree(common + "-q " + q(tiny_clip()) + " " + q(out));
+  CHECK(r.err.empty());
+  r = run_hazefree(common + "-q -stats " + q(tiny_clip()) + " " + q(out));
+  CHECK(lines_starting(r.err, "frame=").size() == 1);
+}
+
+TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or a file, progress=end last") {
+  const std::string dir = temp_dir("habits-progress");
+  const std::string out = dir + "/out.mkv";
+  const std::string common = "-y -b cpu --mode he --encoder ffv1 -frames:v 20 -nostats ";
+  CommandResult r = run_hazefree(common + "-progress pipe:1 " + q(tiny_clip()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_report(r.out, 20);
+  const std::string file = dir + "/progress.txt";
+  r = run_hazefree(common + "-q -progress " + q(file) + " " + q(tiny_clip()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream in(file);
+  check_report(std::string(std::istreambuf_iterator<char>(in), {}), 20);
+  r = run_hazefree(common + "-q -progress pipe:2 " + q(tiny_clip()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_report(r.err, 20);
+  // Stdout holding the output is no place for the report.
+  r = run_hazefree("-b cpu -progress pipe:1 " + q(tiny_clip()) + " -");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("pipe:2") != std::string::npos);
+}
+
+TEST_CASE("ffmpeg habits: --help fits 80 columns and lists the ffmpeg spellings") {
+  const CommandResult r = run_hazefree("--help");
+  REQUIRE(r.status == 0);
+  for (const std::string& line : lines_of(r.out)) {
+    CAPTURE(line);
+    CHECK(line.size() <= 80);
+  }
+  for (const char* spelling : {"-i INPUT", "-c:v/-vcodec", "-crf", "-tune", "-vframes", "-loglevel/-v LEVEL",
+                               "-progress URL", "-nostats"})
+    CHECK_MESSAGE(r.out.find(spelling) != std::string::npos, spelling);
+}
+
+TEST_CASE("ffmpeg habits: after -ss an MP4, an MKV and a MOV start at zero") {
+  const std::string dir = temp_dir("habits-start");
+  for (const std::string extension : {"mp4", "mkv", "mov"}) {
+    CAPTURE(extension);
+    const std::string out = dir + "/span." + extension;
+    const CommandResult r = run_hazefree("-q -y -b cpu --mode he -ss 0.5 -t 0.3 " + q(tiny_clip()) + " " + q(out));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(output_of("ffprobe -v error -show_entries format=start_time -of csv=p=0 " + q(out)) == "0.000000");
+    // The first picture at zero, the audio from its first packet at or after it (within 23 ms).
+    CHECK(output_of("ffprobe -v error -select_streams v:0 -show_entries stream=start_time -of csv=p=0 " + q(out)) ==
+          "0.000000");
+    const std::string audio =
+        output_of("ffprobe -v error -select_streams a:0 -show_entries stream=start_time -of csv=p=0 " + q(out));
+    REQUIRE(!audio.empty());
+    CHECK(std::stod(audio) >= 0.0);
+    CHECK(std::stod(audio) < 0.024);
+  }
+}
+
+TEST_CASE("ffmpeg habits: an output that cannot be written is refused before the first frame") {
+  const std::string dir = temp_dir("habits-unwritable");
+  // A file where a folder is expected.
+  std::ofstream(dir + "/half.mp4") << "x";
+  CommandResult r = run_hazefree("-y -b cpu " + q(tiny_clip()) + " " + q(dir + "/half.mp4/o.mp4"));
+  CHECK(r.status == 1);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.find("half.mp4 is not a folder") != std::string::npos);
+  // An immutable file (root can replace anything else); a folder that cannot be written into.
+  const std::string kept = dir + "/kept.mp4";
+  std::ofstream(kept) << "the user's file";
+  if (run_program("chattr +i " + q(kept) + " 2>/dev/null") == 0) {
+    r = run_hazefree("-y -b cpu " + q(tiny_clip()) + " " + q(kept));
+    run_program("chattr -i " + q(kept));
+    CHECK(r.status == 1);
+    CHECK(lines_of(r.err).size() == 1);  // no progress line: refused before encoding
+    CHECK(r.err.find("immutable") != std::string::npos);
+    CHECK(fs::file_size(kept) == std::string("the user's file").size());
+  } else {
+    MESSAGE("chattr +i is not available here: the immutable file is not tried");
+  }
+  const std::string locked = dir + "/locked";
+  fs::create_directory(locked);
+  const bool immutable = run_program("chattr +i " + q(locked) + " 2>/dev/null") == 0;
+  if (!immutable) fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  r = run_hazefree("-y -b cpu " + q(tiny_clip()) + " " + q(locked + "/o.mp4"));
+  if (immutable) run_program("chattr -i " + q(locked));
+  else fs::permissions(locked, fs::perms::owner_all);
+  if (immutable || geteuid() != 0) {
+    CHECK(r.status == 1);
+    CHECK(lines_of(r.err).size() == 1);
+    CHECK(r.err.find("cannot write into the folder") != std::string::npos);
+    CHECK(folder_entries(locked).empty());
+  }
+}
+
+}  // namespace hazefree::test
