@@ -398,7 +398,8 @@ RunResult run(const std::string& input, const std::string& output, const Options
       if (!option_changes(changes)) return std::nullopt;
       for (const auto& [key, value] : changes) {
         const auto& keys = config_keys();
-        const auto row = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; });
+        const std::string& name = key;  // a lambda may not capture a structured binding (C++17; clang refuses)
+        const auto row = std::find_if(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == name; });
         if (row != keys.end() && row->modes.empty())
           throw OptionError(key, fmt::format("{}: cannot change while the run goes on (not a processor key)", key));
         try {

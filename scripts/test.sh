@@ -47,8 +47,8 @@ OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:report_t
 section "fuzzing, ${fuzz_seconds} s per target ($root/build-fuzz)"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DHAZEFREE_CUDA=OFF -DHAZEFREE_FUZZ=ON -DHAZEFREE_TESTS=OFF >/dev/null
-cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_config fuzz_reader
-for target in config reader; do
+cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_config fuzz_reader fuzz_serve
+for target in config reader serve; do
   # New inputs go to the tree's own corpus; the committed seeds are only read. A crash leaves
   # its input in build-fuzz/ (add it to tests/fuzz/corpus/ with the fix) and fails the run.
   work="$root/build-fuzz/corpus-$target"
