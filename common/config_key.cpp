@@ -143,6 +143,16 @@ ProcessingKey choice_key(KeySpec spec, std::vector<std::string> choices, Parse p
   return k;
 }
 
+template <typename Access>
+ProcessingKey boolean_key(KeySpec spec, Access access) {
+  spec.range = range_text(spec);
+  ProcessingKey k;
+  k.spec = spec;
+  k.set = [spec, access](ProcessingConfig& c, const std::string& text) { access(c) = parse_boolean(spec, text); };
+  k.get = [access](const ProcessingConfig& c) { return std::string(access(c) ? "true" : "false"); };
+  return k;
+}
+
 Roi parse_roi(const KeySpec& spec, const std::string& text) {
   if (text.empty()) return Roi{};
   std::vector<int> v;
@@ -214,6 +224,12 @@ std::vector<ProcessingKey> make_processing_keys() {
                                 Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.t0; }));
   k.push_back(number_key<float>(spec_of("dcp.brightness", "brightness boost B of J + (1 - J) J B", K::number, dcp),
                                 Bounds::closed(0, 1), [](auto& c) -> auto& { return c.dcp.brightness; }));
+  k.push_back(boolean_key(
+      spec_of("dcp.auto_strength",
+              "auto defog: omega and brightness follow the frame's haze index (none on a clear scene, the "
+              "configured values in dense haze)",
+              K::boolean, dcp, "--auto-strength"),
+      [](auto& c) -> auto& { return c.dcp.auto_strength; }));
 
   k.push_back(number_key<float>(
       spec_of("he.temporal", "temporal smoothing of the histogram for video (1 = off)", K::number, he),

@@ -26,6 +26,9 @@ struct DcpParams {
   float k_tolerance = 80.0f / 255.f;  // bright-region tolerance K, >= 0 (0 = off)
   float t0 = 0.1f;                  // lower bound of the transmission in recovery, in (0,1]
   float brightness = 0.2f;          // brightness boost B of J + (1-J) J B, in [0,1]
+  // Auto strength (SPEC 13): omega and B scaled by s(h) of the frame's haze index h
+  // (kernels/dcp_rules.hpp); off: the configured values exactly.
+  bool auto_strength = false;
 };
 
 // Region of interest for the HE histogram (pixels of the luma/full-size plane).

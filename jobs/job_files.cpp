@@ -45,6 +45,9 @@ const char* to_string(Stage stage) {
 std::string plan_path(const std::string& dir) { return dir + "/plan.json"; }
 std::string analysis_path(const std::string& dir, int task) { return fmt::format("{}/analysis/task-{}.bin", dir, task); }
 std::string chunk_path(const std::string& dir, int task) { return fmt::format("{}/chunks/task-{}.mov", dir, task); }
+std::string chunk_stats_path(const std::string& dir, int task) {
+  return fmt::format("{}/chunks/task-{}.stats.jsonl", dir, task);
+}
 std::string state_path(const std::string& dir, Stage stage, int index) {
   return fmt::format("{}/state/{}-{}.json", dir, to_string(stage), index);
 }

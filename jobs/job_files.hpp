@@ -25,6 +25,8 @@ const char* to_string(Stage stage);
 std::string plan_path(const std::string& dir);
 std::string analysis_path(const std::string& dir, int task);
 std::string chunk_path(const std::string& dir, int task);
+// A chunk's --stats lines (pipeline/frame_stats.hpp), beside its file.
+std::string chunk_stats_path(const std::string& dir, int task);
 std::string state_path(const std::string& dir, Stage stage, int index);
 std::string log_path(const std::string& dir, Stage stage, int index);
 

@@ -165,7 +165,10 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
   if (inputs_outputs.empty()) throw JobError("job plan: no INPUT OUTPUT pair given");
   Plan plan;
   plan.made_by = std::string("hazefree ") + HAZEFREE_VERSION;
-  plan.settings_toml = format_config(settings);
+  RunOptions saved = settings;
+  // --stats: where the join writes the job's frame statistics, whichever folder a task runs in.
+  if (!saved.stats_path.empty()) saved.stats_path = fs::absolute(saved.stats_path).lexically_normal().string();
+  plan.settings_toml = format_config(saved);
   plan.overwrite = settings.output_options.overwrite;
   plan.analysis = carries_temporal_state(settings.processing);
 

@@ -32,7 +32,7 @@ namespace {
 // floats), a mask of the histograms that follow (bits 0-2: channels, bit 3: BITS of 4096), and
 // those histograms (uint32 counts), each channel's preceded by its bin count (uint32: 2^d at
 // depth d, 256 for 8-bit frames). Native byte order: the job's hosts share one.
-constexpr char kAnalysisMagic[8] = {'H', 'Z', 'F', 'A', 'N', 'A', 'L', '2'};
+constexpr char kAnalysisMagic[8] = {'H', 'Z', 'F', 'A', 'N', 'A', 'L', '3'};
 constexpr std::uint32_t kMostChannelBins = 1u << 16;  // 16-bit frames
 
 void append_bytes(std::string& out, const void* data, std::size_t size) {
@@ -48,6 +48,7 @@ std::string encode_analysis(const std::string& plan_id, const std::vector<FrameE
   append_bytes(out, &count, sizeof count);
   for (const FrameEstimate& e : estimates) {
     append_bytes(out, e.light.data(), sizeof(float) * 3);
+    append_bytes(out, &e.haze, sizeof(float));
     std::uint8_t mask = 0;
     for (int c = 0; c < 3; ++c)
       if (!e.channel_histograms[c].empty()) mask |= static_cast<std::uint8_t>(1u << c);
@@ -95,6 +96,7 @@ std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& pla
   std::vector<FrameEstimate> estimates(static_cast<std::size_t>(count));
   for (FrameEstimate& e : estimates) {
     read(e.light.data(), sizeof(float) * 3);
+    read(&e.haze, sizeof(float));
     std::uint8_t mask = 0;
     read(&mask, 1);
     for (int c = 0; c < 3; ++c) {
@@ -243,6 +245,8 @@ RunOptions chunk_render_options(const std::string& dir, const Plan& plan, int ta
   chunk_run.output_options.overwrite = true;  // a task run again replaces its chunk
   chunk_run.quiet = true;
   chunk_run.verbose = verbose;
+  // --stats: each chunk's lines beside its file; the join puts them together in order.
+  if (!chunk_run.stats_path.empty()) chunk_run.stats_path = chunk_stats_path(dir, task);
   finalize_options(chunk_run);
   chunk_run.input_options = chunk_input(chunk_run, in, chunk);
   return chunk_run;
@@ -306,6 +310,22 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   return {};
 }
 
+// --stats of a job: the chunks' lines of one input, in order, into the user's file (with several
+// inputs, FILE.<input index> for each).
+void join_stats(const std::string& dir, const Plan& plan, int input, const std::string& stats_path) {
+  const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
+  const std::string path = plan.inputs.size() > 1 ? fmt::format("{}.{}", stats_path, input) : stats_path;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw JobError(fmt::format("{}: cannot write the frame statistics", path));
+  for (const int task : in.chunks) {
+    std::ifstream part(chunk_stats_path(dir, task), std::ios::binary);
+    if (!part) throw JobError(fmt::format("{}: the frame statistics of task {} are missing: run the task again", dir, task));
+    out << part.rdbuf();
+  }
+  out.flush();
+  if (!out) throw JobError(fmt::format("{}: the frame statistics could not be written", path));
+}
+
 void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options) {
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
   std::error_code error;
@@ -334,7 +354,9 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
     const ChunkPlan& last = plan.tasks[static_cast<std::size_t>(in.chunks.back())];
     if (!last.to_end) source.trim.end_pts = last.end_pts;
     run.line(fmt::format("join {}: {} chunks -> {}", input, in.chunks.size(), in.output));
-    return io::join_chunks(chunk_files, source, output, in.frames);
+    const std::int64_t frames = io::join_chunks(chunk_files, source, output, in.frames);
+    if (!settings.stats_path.empty()) join_stats(dir, plan, input, settings.stats_path);
+    return frames;
   });
 }
 

@@ -57,6 +57,78 @@ HAZEFREE_HD inline bool next_atmospheric_light(bool has_previous, float value[3]
   return cut;
 }
 
+// ---- haze index and auto strength (SPEC 13) --------------------------------------------------
+// The haze index of a frame is the veil that lifts even its darkest parts: the 5th percentile
+// of the dark channel D (step 2) over the mean of the frame's estimate A^ (step 3), clamped to
+// [0, 1]. Under Koschmieder's model D >= A (1 - t), so the darkest twentieth of a clear scene (its
+// shadows, dark objects) gives about 0 and a hazy one the airlight in front of its nearest
+// objects (docs/ALGORITHMS.md). The percentile comes from an integer histogram of D with
+// kHazeBins bins of width 1 / kHazeScale (the last one holds every D >= (kHazeBins - 1) /
+// kHazeScale), which both backends count exactly, so the index is the same on both.
+inline constexpr int kHazeScale = 256;
+inline constexpr int kHazeBins = 129;       // [0, 0.5) in steps of 1/256, then the rest
+inline constexpr int kHazePercentile = 5;   // percent of the pixels at or below the veil
+// The response of the auto strength s(h): 0 up to kHazeClear (clear scenes), 1 from kHazeDense
+// on, smoothstep between; omega and the brightness boost are scaled by s.
+inline constexpr float kHazeClear = 0.025f;
+inline constexpr float kHazeDense = 0.06f;
+
+// The histogram bin of a dark-channel value (values below 0 or NaN count as 0).
+HAZEFREE_HD inline int haze_bin(float dark) {
+  if (!(dark > 0.0f)) return 0;
+  const float scaled = dark * static_cast<float>(kHazeScale);
+  return scaled >= static_cast<float>(kHazeBins - 1) ? kHazeBins - 1 : static_cast<int>(scaled);
+}
+
+// The raw index h^ of a frame from its dark-channel histogram (`pixels` counted in all) and its
+// estimate A^: the lower edge of the bin that holds the 5th percentile, over mean_c A^_c.
+// The percentile is the first bin whose cumulative count reaches haze_wanted_count(pixels).
+HAZEFREE_HD inline long long haze_wanted_count(long long pixels) {
+  const long long wanted = (pixels * kHazePercentile + 99) / 100;
+  return wanted < 1 ? 1 : wanted;
+}
+
+HAZEFREE_HD inline float haze_from_bin(int bin, const float estimate[3]) {
+  const float veil = static_cast<float>(bin) / static_cast<float>(kHazeScale);
+  const float light = (estimate[0] + estimate[1] + estimate[2]) / 3.0f;
+  const float h = veil / light;
+  return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h);
+}
+
+HAZEFREE_HD inline float haze_estimate(const unsigned* histogram, long long pixels, const float estimate[3]) {
+  const long long wanted = haze_wanted_count(pixels);
+  long long seen = 0;
+  int bin = kHazeBins - 1;
+  for (int b = 0; b < kHazeBins; ++b) {
+    seen += histogram[b];
+    if (seen >= wanted) {
+      bin = b;
+      break;
+    }
+  }
+  return haze_from_bin(bin, estimate);
+}
+
+// The index h_n from h_{n-1} and h^_n with the rule of the atmospheric light (step 4): the first
+// frame and a cut (as step 4 found it for A) take h^_n; otherwise h moves by smoothing * (h^_n -
+// h_{n-1}) clamped to +-max_step.
+HAZEFREE_HD inline float next_haze_index(bool restart, float previous, float estimate, float smoothing,
+                                         float max_step) {
+  if (restart) return estimate;
+  float step = smoothing * (estimate - previous);
+  step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
+  return previous + step;
+}
+
+// The strength s(h) in [0, 1] that scales omega and the brightness boost with auto strength
+// (1 without: the configured values exactly).
+HAZEFREE_HD inline float auto_strength(bool enabled, float h) {
+  if (!enabled) return 1.0f;
+  float x = (h - kHazeClear) / (kHazeDense - kHazeClear);
+  x = x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
+  return x * x * (3.0f - 2.0f * x);
+}
+
 // Step 5: raw transmission from the filtered min_c(I_c / A_c) (IEEE division, not a reciprocal).
 HAZEFREE_HD inline float raw_transmission(float filtered, float omega) {
   return 1.0f - omega * filtered;

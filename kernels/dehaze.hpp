@@ -27,11 +27,17 @@ class Dehazer {
   std::array<float, 3> atmospheric_light() const;
   // The raw estimate A^_n of the last frame, before the inter-frame constraint.
   std::array<float, 3> atmospheric_estimate() const;
-  // The estimate A^ of `in` (steps 1 to 3 only), the state untouched.
+  // The estimate A^ of `in` (steps 1 to 3 only), the state untouched; haze_estimate() is then
+  // its raw haze index h^ (SPEC 13).
   std::array<float, 3> estimate(const ImageView& in);
-  // The tracker's state (has a value, A_n) and, for jobs, a given one for the next frame.
+  float haze_estimate() const;
+  // The haze index h_n of the last frame (0 before the first) and the omega it was dehazed with
+  // (omega s(h_n) with auto strength, else omega).
+  float haze_index() const;
+  float omega_used() const;
+  // The tracker's state (has a value, A_n, h_n) and, for jobs, a given one for the next frame.
   bool has_atmospheric_light() const;
-  void set_atmospheric_light(bool has_value, const std::array<float, 3>& value);
+  void set_atmospheric_light(bool has_value, const std::array<float, 3>& value, float haze = 0.f);
   // Steady-clock times of the stages of the last frame.
   std::vector<StageTime> stage_times() const;
 

@@ -72,25 +72,34 @@ class AtmosphereEstimator {
   int used_ = 0;
 };
 
+// SPEC 13: the raw haze index h^ of a frame from its dark channel and its estimate A^
+// (kernels/dcp_rules.hpp: the 5th percentile of D by an exact integer histogram, over mean A^).
+float haze_estimate(const PlaneF& dark, const std::array<float, 3>& estimate, int threads);
+
 // Step 4: the inter-frame constraint, state carried from frame to frame.
 class AtmosphereTracker {
  public:
   explicit AtmosphereTracker(const DcpParams& params);
-  // A_n from A^_n (the first frame after construction or reset takes A^ as it is).
-  std::array<float, 3> update(const std::array<float, 3>& estimate);
+  // A_n from A^_n (the first frame after construction or reset takes A^ as it is), and the haze
+  // index h_n from h^_n by the same rule (SPEC 13), restarting where A does.
+  std::array<float, 3> update(const std::array<float, 3>& estimate, float haze_estimate = 0.f);
   void reset() { has_value_ = false; }
   bool has_value() const { return has_value_; }
   bool last_was_cut() const { return last_cut_; }  // true also for the first frame
   std::array<float, 3> value() const { return value_; }
-  // Starts the next frame from A = `value` (has_value: as if frames came before), for jobs.
-  void set(bool has_value, const std::array<float, 3>& value) {
+  float haze_index() const { return haze_; }
+  // Starts the next frame from A = `value` and h = `haze` (has_value: as if frames came before),
+  // for jobs.
+  void set(bool has_value, const std::array<float, 3>& value, float haze = 0.f) {
     has_value_ = has_value;
     value_ = value;
+    haze_ = haze;
   }
 
  private:
   float smoothing_, max_step_, scene_cut_;
   std::array<float, 3> value_{0.f, 0.f, 0.f};
+  float haze_ = 0.f;
   bool has_value_ = false;
   bool last_cut_ = false;
 };

@@ -22,6 +22,16 @@ struct StageTime {
   double ms = 0.0;
 };
 
+// What DCP did to one frame (SPEC 13): its haze index h in [0, 1], the omega it was dehazed with
+// (omega s(h) with auto strength) and its atmospheric light A_n. `valid` is false outside DCP
+// and before the first frame.
+struct DehazeStats {
+  bool valid = false;
+  float haze_index = 0.f;
+  float omega = 0.f;
+  std::array<float, 3> atmospheric_light{0.f, 0.f, 0.f};
+};
+
 class FrameProcessor {
  public:
   virtual ~FrameProcessor() = default;
@@ -33,6 +43,12 @@ class FrameProcessor {
   virtual std::string description() const = 0;
   // The atmospheric light used for the last DCP frame (zeros before the first, or in HE/AHE).
   virtual std::array<float, 3> atmospheric_light() const { return {0.f, 0.f, 0.f}; }
+  // DCP's figures of the frame last waited for on `lane` (process(): the last frame; any lane).
+  // Cheap: no synchronisation beyond the lane's own.
+  virtual DehazeStats dehaze_stats(int lane) const {
+    (void)lane;
+    return {};
+  }
   // Per-stage times of the last frame, when the backend measures them (for `bench`).
   virtual std::vector<StageTime> stage_times() const { return {}; }
   // Processes `in` as process() does and writes the result as interleaved RGB into `rgb`

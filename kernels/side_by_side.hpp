@@ -16,4 +16,9 @@ inline int side_by_side_width(PixelFormat format, int width) {
 // `dst` is side_by_side_width() x height in the format of `left`/`right` (same size).
 void compose_side_by_side(const ImageView& left, const ImageView& right, ImageView& dst);
 
+// Prints `text` (digits, '.', ' ', and the letters of "HAZE INDEX") in white on a dark box at
+// the top-left corner of `dst`, at a size that follows the frame's height (--side-by-side shows
+// the haze index there, SPEC 13). Other characters are drawn as blanks.
+void draw_label(ImageView& dst, const char* text);
+
 }  // namespace hazefree

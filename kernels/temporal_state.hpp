@@ -17,6 +17,7 @@ namespace hazefree {
 // One frame's contribution to the state; it does not depend on the state.
 struct FrameEstimate {
   std::array<float, 3> light{0.f, 0.f, 0.f};  // DCP: the estimate A^_n of step 3
+  float haze = 0.f;                           // DCP: the raw haze index h^_n (SPEC 13)
   // HE with he_temporal < 1: the integer histogram of each equalized channel (2^d bins at depth
   // d: 256 at 8 bits, 1024 at 10, ...; empty for a channel the colour mode does not equalize), or
   // of the BITS index (4096 bins, 8-bit frames only).
@@ -28,6 +29,7 @@ struct FrameEstimate {
 struct TemporalState {
   bool has_light = false;                     // false: the next frame is a stream's first
   std::array<float, 3> light{0.f, 0.f, 0.f};  // DCP: A_n
+  float haze = 0.f;                           // DCP: the haze index h_n (SPEC 13)
   std::array<std::vector<float>, 3> channel_history;  // HE: H_n per channel, 2^d bins (empty: none yet)
   std::vector<float> bits_history;                    // HE rgb-bits: H_n (empty: none yet)
 };

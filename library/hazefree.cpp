@@ -341,6 +341,12 @@ void Processor::reset() { impl_->backend->reset(); }
 
 std::array<float, 3> Processor::atmospheric_light() const { return impl_->backend->atmospheric_light(); }
 
+float Processor::haze_index() const {
+  if (impl_->options.processing.mode != Mode::dcp) return 0.f;
+  const TemporalState state = impl_->backend->temporal_state();
+  return state.has_light ? state.haze : 0.f;
+}
+
 std::string Processor::description() const { return impl_->backend->description(); }
 
 bool Processor::on_gpu() const { return impl_->device != nullptr; }
@@ -379,6 +385,8 @@ RunResult run(const std::string& input, const std::string& output, const Options
       p.seconds_lost = written.seconds_lost;
       p.latency_seconds = written.latency_seconds;
       p.atmospheric_light = written.atmospheric_light;
+      p.haze_index = written.haze_index;
+      p.omega = written.omega;
       progress(p);
     };
     run_options.sample_atmospheric_light = true;

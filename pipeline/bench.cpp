@@ -50,6 +50,7 @@ struct BenchResult {
     double ms = 0;
     std::vector<StageTime> stages;
     std::array<float, 3> a{};
+    DehazeStats dehaze;  // SPEC 13: haze index and omega used (DCP)
   };
   std::vector<Frame> per_frame;
   double paper_value = 0;
@@ -106,7 +107,7 @@ BenchResult run_case(const BenchCase& c, const std::vector<Image>& frames, int m
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (i < warmup) continue;
     times.push_back(ms);
-    BenchResult::Frame frame{ms, processor->stage_times(), processor->atmospheric_light()};
+    BenchResult::Frame frame{ms, processor->stage_times(), processor->atmospheric_light(), processor->dehaze_stats(0)};
     stages.add(frame.stages);
     per_frame.push_back(std::move(frame));
   }
@@ -175,7 +176,10 @@ Json to_json(const std::vector<BenchResult>& results) {
     for (const BenchResult::Frame& f : r.per_frame) {
       Json fs = Json::object();
       for (const StageTime& s : f.stages) fs[s.name] = s.ms;
-      frames.push_back({{"ms", f.ms}, {"stages_ms", fs}, {"atmospheric_light", {f.a[0], f.a[1], f.a[2]}}});
+      Json frame = {{"ms", f.ms}, {"stages_ms", fs}, {"atmospheric_light", {f.a[0], f.a[1], f.a[2]}}};
+      frame["haze_index"] = f.dehaze.valid ? Json(f.dehaze.haze_index) : Json(nullptr);
+      frame["omega"] = f.dehaze.valid ? Json(f.dehaze.omega) : Json(nullptr);
+      frames.push_back(std::move(frame));
     }
     Json row = {{"case", r.label},
                     {"backend", r.backend},

@@ -1,5 +1,7 @@
 #include "pipeline/options.hpp"
 
+#include "pipeline/frame_stats.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -175,6 +177,11 @@ std::vector<ConfigKey> make_keys() {
   k.push_back(bool_key(spec_of("side_by_side", "write the input and the result next to each other", K::boolean,
                                "--side-by-side"),
                        [](auto& o) -> auto& { return o.side_by_side; }));
+  k.push_back(string_key(spec_of("stats",
+                                 "write one JSON line per frame to this file: frame, pts_time, haze_index, omega, "
+                                 "atmospheric_light (DCP's figures; null in other modes)",
+                                 K::text, "--stats"),
+                         "a file name", [](auto& o) -> auto& { return o.stats_path; }));
   for (const ProcessingKey& p : processing_keys())
     if (p.spec.name.find('.') != std::string::npos) k.push_back(processing_row(p));
 
@@ -780,6 +787,7 @@ void finalize_options(RunOptions& options) {
   // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.
   options.input_options.hw_frames_in_flight = options.queue_depth + 8;
   options.output_options.url = options.output;
+  check_stats_path(options.stats_path);
   options.input_options.depth = options.output_depth;
   if (options.live) {
     options.queue_depth = std::min(options.queue_depth, 2);

@@ -52,6 +52,9 @@ struct FrameWritten {
   double seconds_lost = 0.0;
   double latency_seconds = 0.0;      // of this frame, decoded -> encoded
   std::array<float, 3> atmospheric_light{};  // DCP's, sampled about once a second (sample_atmospheric_light)
+  // DCP (SPEC 13): the last frame's haze index and the omega it was dehazed with (-1 outside DCP).
+  float haze_index = -1.f;
+  float omega = -1.f;
 };
 
 struct RunOptions {
@@ -61,6 +64,7 @@ struct RunOptions {
   io::InputOptions input_options;
   io::OutputOptions output_options;
   bool side_by_side = false;
+  std::string stats_path;  // --stats FILE: one JSON line per frame (pipeline/frame_stats.hpp)
   // output.depth (SPEC 7): bits per sample of the output, 0 = the input's own (auto), else 8, 10,
   // 12 or 16; frames are converted to it as they are read, so they are processed at it too.
   int output_depth = 0;

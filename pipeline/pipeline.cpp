@@ -27,6 +27,7 @@
 #include "kernels/side_by_side.hpp"
 #include "pipeline/bounded_queue.hpp"
 #include "pipeline/frame_pool.hpp"
+#include "pipeline/frame_stats.hpp"
 #include "pipeline/processor_factory.hpp"
 #include "pipeline/progress.hpp"
 
@@ -201,6 +202,7 @@ class Pipeline {
     }
     out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
     if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
+    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path);
     try {
       writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
     } catch (const io::EncoderOptionError& e) {
@@ -494,7 +496,7 @@ class Pipeline {
       const std::int64_t t0 = steady_us();
       processor_->wait(done.lane);
       process_busy_us_ += steady_us() - t0;
-      frame_processed(done.item, done.out->view);
+      frame_processed(done.item, done.out->view, done.lane);
       carry_timing(*in, *done.out);
       in_pool_->release(in);
       done.item.device_picture.reset();  // the decoder may reuse the GPU picture now
@@ -523,8 +525,19 @@ class Pipeline {
 
   // After a frame processed: the watcher's look at it, and, when asked for
   // (sample_atmospheric_light), the atmospheric light about once a second.
-  void frame_processed(const WorkItem& item, const ImageView& output) {
-    if (options_.sample_atmospheric_light && steady_us() - light_sampled_us_ >= 1000000) {
+  void frame_processed(const WorkItem& item, const ImageView& output, int lane) {
+    // SPEC 13: DCP's figures of this frame (no wait: they came back with it).
+    const DehazeStats stats = processor_->dehaze_stats(lane);
+    haze_index_.store(stats.valid ? stats.haze_index : -1.f);
+    omega_.store(stats.valid ? stats.omega : -1.f);
+    if (stats_file_) {
+      const io::VideoInfo& video = reader_.video();
+      stats_file_->write(item.frame->index, static_cast<double>(item.frame->pts) * video.time_base.value(), stats);
+    }
+    if (stats.valid) {
+      for (std::size_t c = 0; c < 3; ++c) light_[c].store(stats.atmospheric_light[c]);
+      light_sampled_us_ = steady_us();
+    } else if (options_.sample_atmospheric_light && steady_us() - light_sampled_us_ >= 1000000) {
       const std::array<float, 3> light = processor_->atmospheric_light();
       for (std::size_t c = 0; c < 3; ++c) light_[c].store(light[c]);
       light_sampled_us_ = steady_us();
@@ -615,11 +628,14 @@ class Pipeline {
         if (options_.side_by_side) {
           processor_->process(in->view, result_.view());
           compose_side_by_side(in->view, result_.view(), out->view);
+          // SPEC 13: the frame's haze index in the corner.
+          if (const DehazeStats stats = processor_->dehaze_stats(0); stats.valid)
+            draw_label(out->view, fmt::format("HAZE {:.2f}", stats.haze_index).c_str());
         } else {
           processor_->process(in->view, out->view);
         }
         process_busy_us_ += steady_us() - t0;
-        frame_processed(*item, out->view);
+        frame_processed(*item, out->view, 0);
         carry_timing(*in, *out);
         in_pool_->release(in);
         item->frame = out;
@@ -658,6 +674,8 @@ class Pipeline {
           written.seconds_lost = seconds_lost_.load();
           written.latency_seconds = static_cast<double>(latency) / 1e6;
           for (std::size_t c = 0; c < 3; ++c) written.atmospheric_light[c] = light_[c].load();
+          written.haze_index = haze_index_.load();
+          written.omega = omega_.load();
           options_.on_frame_written(written);
         }
       } else {
@@ -668,6 +686,7 @@ class Pipeline {
     if (!failure_.failed()) {
       const std::int64_t t0 = steady_us();
       writer_->finish();  // flushes the encoder's delayed frames
+      if (stats_file_) stats_file_->close();
       encode_busy_us_ += steady_us() - t0;
     }
   }
@@ -701,6 +720,8 @@ class Pipeline {
   // DCP's atmospheric light, sampled by the processing stage about once a second (reading it
   // waits for the GPU's lanes) for on_frame_written.
   std::array<std::atomic<float>, 3> light_{};
+  std::atomic<float> haze_index_{-1.f}, omega_{-1.f};  // DCP's figures of the last frame (SPEC 13)
+  std::optional<FrameStatsFile> stats_file_;            // --stats
   std::int64_t light_sampled_us_ = 0;
   std::string input_lost_;
   struct AbortPipe {  // readable once abort_all() ran: wakes a reconnection back-off

@@ -38,6 +38,7 @@ class Borrowed final : public FrameProcessor {
   void reset() override { p_.reset(); }
   std::string description() const override { return p_.description(); }
   std::array<float, 3> atmospheric_light() const override { return p_.atmospheric_light(); }
+  DehazeStats dehaze_stats(int lane) const override { return p_.dehaze_stats(lane); }
   std::vector<StageTime> stage_times() const override { return p_.stage_times(); }
   void process_to_rgb(const ImageView& in, const ImageView& rgb) override { p_.process_to_rgb(in, rgb); }
   int lanes() const override { return p_.lanes(); }

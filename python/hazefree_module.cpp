@@ -250,6 +250,11 @@ PYBIND11_MODULE(_hazefree, m) {
         }
         return py::make_tuple(a[0], a[1], a[2]);
       })
+      .def("haze_index", [](PyProcessor& p) {
+        py::gil_scoped_release release;
+        std::lock_guard<std::mutex> lock(p.mutex);
+        return p.object.haze_index();
+      })
       .def("description", [](PyProcessor& p) { return p.object.description(); })
       .def("on_gpu", [](PyProcessor& p) { return p.object.on_gpu(); })
       .def("option", [](PyProcessor& p, const std::string& key) { return p.object.option(key); }, py::arg("key"));
@@ -278,6 +283,9 @@ PYBIND11_MODULE(_hazefree, m) {
           live["latency_seconds"] = p.latency_seconds;
           live["atmospheric_light"] =
               py::make_tuple(p.atmospheric_light[0], p.atmospheric_light[1], p.atmospheric_light[2]);
+          // DCP's haze index and omega of the last frame (None in the he/ahe modes).
+          live["haze_index"] = p.haze_index >= 0.f ? py::object(py::float_(p.haze_index)) : py::object(py::none());
+          live["omega"] = p.omega >= 0.f ? py::object(py::float_(p.omega)) : py::object(py::none());
           progress(p.frames, p.expected_frames, p.seconds, live);
         } catch (py::error_already_set&) {
           // The callback raised: stop the run (the output is finished) and raise it afterwards.

@@ -227,6 +227,10 @@ class Processor {
   // DCP's atmospheric light A (R, G, B in [0, 1]) used for the last frame; zeros before the
   // first frame and in the he/ahe modes. Waits for device work in flight.
   std::array<float, 3> atmospheric_light() const;
+  // DCP's haze index h in [0, 1] of the last frame (0 clear, rising with the haze; SPEC 13), which
+  // dcp.auto_strength follows; 0 before the first frame and in the he/ahe modes. Waits for
+  // device work in flight.
+  float haze_index() const;
 
   // The backend in words: "cpu (8 threads)", "cuda (NVIDIA H200)".
   std::string description() const;
@@ -272,6 +276,10 @@ struct RunProgress {
   double seconds_lost = 0.0;
   double latency_seconds = 0.0;
   std::array<float, 3> atmospheric_light{};
+  // DCP (SPEC 13): the last frame's haze index and the omega it was dehazed with (-1 in the
+  // he/ahe modes).
+  float haze_index = -1.f;
+  float omega = -1.f;
 };
 using ProgressCallback = std::function<void(const RunProgress&)>;
 

@@ -129,12 +129,32 @@ std::array<float, 3> AtmosphereEstimator::estimate(const PlaneF& dark, const Pla
   return a;
 }
 
+float haze_estimate(const PlaneF& dark, const std::array<float, 3>& estimate, int threads) {
+  const int w = dark.width, h = dark.height;
+  std::array<unsigned, dcp::kHazeBins> histogram{};
+  // Integer counts: the same whatever the threads and their order.
+#pragma omp parallel num_threads(resolve(threads))
+  {
+    std::array<unsigned, dcp::kHazeBins> local{};
+#pragma omp for schedule(static) nowait
+    for (int y = 0; y < h; ++y) {
+      const float* d = dark.row(y);
+      for (int x = 0; x < w; ++x) ++local[static_cast<std::size_t>(dcp::haze_bin(d[x]))];
+    }
+#pragma omp critical
+    for (int b = 0; b < dcp::kHazeBins; ++b) histogram[static_cast<std::size_t>(b)] += local[static_cast<std::size_t>(b)];
+  }
+  return dcp::haze_estimate(histogram.data(), static_cast<long long>(w) * h, estimate.data());
+}
+
 AtmosphereTracker::AtmosphereTracker(const DcpParams& params)
     : smoothing_(params.a_smoothing), max_step_(params.a_max_step), scene_cut_(params.a_scene_cut) {}
 
-std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estimate) {
+std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estimate, float haze_estimate) {
+  const bool first = !has_value_;
   last_cut_ = dcp::next_atmospheric_light(has_value_, value_.data(), estimate.data(), smoothing_, max_step_,
                                           scene_cut_);
+  haze_ = dcp::next_haze_index(first || last_cut_, haze_, haze_estimate, smoothing_, max_step_);
   has_value_ = true;
   return value_;
 }
@@ -151,6 +171,8 @@ struct Dehazer::Impl {
   AtmosphereTracker tracker;
   GuidedFilter guided;
   std::array<float, 3> estimate{0.f, 0.f, 0.f};
+  float haze_estimate = 0.f;  // h^ of the last estimate
+  float strength = 1.f;       // s(h) of the last frame
   std::vector<StageTime> times;
 
   Impl(const DcpParams& p, int t) : params(p), threads(resolve(t)), tracker(p) {}
@@ -173,7 +195,9 @@ struct Dehazer::Impl {
     grey_and_channel_min(rgb, grey, work, threads);
     min_filter.apply(work, dark, params.patch_radius, threads);
     stage("dark_channel");
-    return estimator.estimate(dark, grey, rgb, params.a_top_fraction, threads);
+    const std::array<float, 3> a = estimator.estimate(dark, grey, rgb, params.a_top_fraction, threads);
+    haze_estimate = cpu::haze_estimate(dark, a, threads);
+    return a;
   }
 
   void ensure(int w, int h) {
@@ -219,15 +243,20 @@ void Dehazer::process(const ImageView& in, ImageView& out) {
   m.estimate = m.estimate_light(in, stage);
   const PlaneF grey = m.plane(3), work = m.plane(4);
   const RgbPlanesF rgb = m.rgb_planes();
-  const std::array<float, 3> a = m.tracker.update(m.estimate);
+  const std::array<float, 3> a = m.tracker.update(m.estimate, m.haze_estimate);
+  // Auto strength scales omega and B (s = 1 without it: the configured values exactly).
+  m.strength = dcp::auto_strength(p.auto_strength, m.tracker.haze_index());
+  DcpParams applied = p;
+  applied.omega = p.omega * m.strength;
+  applied.brightness = p.brightness * m.strength;
   stage("atmosphere");
   normalised_channel_min(rgb, a, work, nt);
   m.min_filter.apply(work, work, p.patch_radius, nt);
-  raw_transmission(work, p.omega, nt);
+  raw_transmission(work, applied.omega, nt);
   stage("transmission");
   m.guided.apply(grey, work, work, p.gf_radius, p.gf_eps, p.gf_subsample, nt);
   stage("guided_filter");
-  recover(rgb, work, a, p, nt);
+  recover(rgb, work, a, applied, nt);
   stage("recovery");
   // The output keeps the stream's colour description.
   ImageView target = out;
@@ -244,9 +273,15 @@ std::array<float, 3> Dehazer::estimate(const ImageView& in) {
 
 bool Dehazer::has_atmospheric_light() const { return impl_->tracker.has_value(); }
 
-void Dehazer::set_atmospheric_light(bool has_value, const std::array<float, 3>& value) {
-  impl_->tracker.set(has_value, value);
+void Dehazer::set_atmospheric_light(bool has_value, const std::array<float, 3>& value, float haze) {
+  impl_->tracker.set(has_value, value, haze);
 }
+
+float Dehazer::haze_estimate() const { return impl_->haze_estimate; }
+
+float Dehazer::haze_index() const { return impl_->tracker.has_value() ? impl_->tracker.haze_index() : 0.f; }
+
+float Dehazer::omega_used() const { return impl_->params.omega * impl_->strength; }
 
 void Dehazer::reset() { impl_->tracker.reset(); }
 

@@ -56,6 +56,11 @@ class CpuProcessor final : public FrameProcessor {
     return dehazer_ ? dehazer_->atmospheric_light() : std::array<float, 3>{0.f, 0.f, 0.f};
   }
 
+  DehazeStats dehaze_stats(int) const override {
+    if (!dehazer_ || !dehazer_->has_atmospheric_light()) return {};
+    return {true, dehazer_->haze_index(), dehazer_->omega_used(), dehazer_->atmospheric_light()};
+  }
+
   std::vector<StageTime> stage_times() const override {
     return dehazer_ ? dehazer_->stage_times() : std::vector<StageTime>{};
   }
@@ -64,7 +69,10 @@ class CpuProcessor final : public FrameProcessor {
     TemporalState state;
     if (dehazer_) {
       state.has_light = dehazer_->has_atmospheric_light();
-      if (state.has_light) state.light = dehazer_->atmospheric_light();
+      if (state.has_light) {
+        state.light = dehazer_->atmospheric_light();
+        state.haze = dehazer_->haze_index();
+      }
     } else if (he_) {
       state = he_->history();
     }
@@ -72,7 +80,7 @@ class CpuProcessor final : public FrameProcessor {
   }
 
   void set_temporal_state(const TemporalState& state) override {
-    if (dehazer_) dehazer_->set_atmospheric_light(state.has_light, state.light);
+    if (dehazer_) dehazer_->set_atmospheric_light(state.has_light, state.light, state.haze);
     else if (he_) he_->set_history(state);
   }
 
@@ -82,6 +90,7 @@ class CpuProcessor final : public FrameProcessor {
     FrameEstimate e;
     if (dehazer_) {
       e.light = dehazer_->estimate(in);
+      e.haze = dehazer_->haze_estimate();
     } else if (he_) {
       shape_scratch(in);
       const TemporalState before = he_->history();

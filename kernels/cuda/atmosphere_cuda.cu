@@ -35,7 +35,13 @@ __device__ __forceinline__ bool better(const Candidate& a, const Candidate& b) {
   return a.y != b.y ? a.y < b.y : a.x < b.x;
 }
 // One CUDA block of 32x8 threads per 32x32 image block.
-__global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* blocks) {
+// Also adds the block's dark values to the haze histogram (SPEC 13).
+__global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* blocks,
+                                 unsigned* haze_histogram) {
+  __shared__ unsigned s_haze[dcp::kHazeBins];
+  const int tid_all = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int b = tid_all; b < dcp::kHazeBins; b += blockDim.x * blockDim.y) s_haze[b] = 0;
+  __syncthreads();
   const int x = blockIdx.x * kBlock + threadIdx.x;
   const int y_first = blockIdx.y * kBlock;
   Candidate best{-kInf, -kInf, 0x7fffffff, 0x7fffffff};
@@ -44,9 +50,13 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
       const int y = y_first + j;
       if (y >= dark.height) break;
       const Candidate c{plane_row(dark, y)[x], plane_row(grey, y)[x], x, y};
+      atomicAdd(&s_haze[dcp::haze_bin(c.dark)], 1u);
       if (better(c, best)) best = c;
     }
   }
+  __syncthreads();
+  for (int b = tid_all; b < dcp::kHazeBins; b += blockDim.x * blockDim.y)
+    if (s_haze[b]) atomicAdd(&haze_histogram[b], s_haze[b]);
   // Warp shuffles, then the 8 warp winners through shared memory.
   for (int o = 16; o > 0; o /= 2) {
     Candidate other;
@@ -91,7 +101,10 @@ __device__ __forceinline__ unsigned long long block_key(const float4& b) {
 __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
     atmosphere_select_kernel(const float4* __restrict__ blocks, int count, int used, FrameRef f,
                              color::YuvToRgbF k, float smoothing, float max_step, float scene_cut,
+                             unsigned* haze_histogram, bool auto_strength,
                              AtmosphereState* tracker, AtmosphereState* frame_state) {
+  __shared__ unsigned s_haze[dcp::kHazeBins];
+  __shared__ int s_haze_bin;
   __shared__ unsigned s_hist[256];
   __shared__ unsigned long long s_prefix;
   __shared__ unsigned s_remaining;
@@ -112,6 +125,44 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
   if (tid == 0) {
     s_prefix = 0;
     s_remaining = static_cast<unsigned>(used);
+  }
+  // SPEC 13: the frame's dark-channel histogram, left zeroed for the next frame.
+  for (int b = tid; b < dcp::kHazeBins; b += blockDim.x) {
+    s_haze[b] = haze_histogram[b];
+    haze_histogram[b] = 0;
+  }
+  __syncthreads();
+  if (tid < 32) {
+    // The bin of the percentile: lane l sums bins [l * per_lane, (l + 1) * per_lane), a scan over
+    // the lanes finds the lane where the count reaches the wanted one, that lane its bin.
+    constexpr int per_lane = (dcp::kHazeBins + 31) / 32;
+    const long long pixels = static_cast<long long>(f.width) * f.height;
+    const long long wanted = dcp::haze_wanted_count(pixels);
+    long long mine = 0;
+    for (int j = 0; j < per_lane; ++j) {
+      const int b = tid * per_lane + j;
+      if (b < dcp::kHazeBins) mine += s_haze[b];
+    }
+    long long upto = mine;  // inclusive scan
+    for (int o = 1; o < 32; o *= 2) {
+      const long long v = __shfl_up_sync(0xffffffffu, upto, o);
+      if (tid >= o) upto += v;
+    }
+    const unsigned hit = __ballot_sync(0xffffffffu, upto >= wanted && upto - mine < wanted);
+    if (tid == (hit ? __ffs(hit) - 1 : 0)) {
+      int bin = dcp::kHazeBins - 1;
+      if (hit) {
+        long long seen = upto - mine;
+        for (int j = 0; j < per_lane; ++j) {
+          seen += s_haze[tid * per_lane + j];
+          if (seen >= wanted) {
+            bin = tid * per_lane + j;
+            break;
+          }
+        }
+      }
+      s_haze_bin = bin;
+    }
   }
   __syncthreads();
   unsigned long long mask = 0;
@@ -195,8 +246,12 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
     for (int c = 0; c < 3; ++c)
       est[c] = fmaxf(dcp::kMinAtmosphere, static_cast<float>(total[c] / used));
     AtmosphereState s = *tracker;
+    const bool first = s.has_value == 0;
     const bool cut = dcp::next_atmospheric_light(s.has_value != 0, s.value, est, smoothing, max_step, scene_cut);
     for (int c = 0; c < 3; ++c) s.estimate[c] = est[c];
+    s.haze_estimate = dcp::haze_from_bin(s_haze_bin, est);
+    s.haze = dcp::next_haze_index(first || cut, s.haze, s.haze_estimate, smoothing, max_step);
+    s.strength = dcp::auto_strength(auto_strength, s.haze);
     s.has_value = 1;
     s.last_cut = cut ? 1 : 0;
     *tracker = s;
@@ -206,7 +261,9 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
 
 }  // namespace
 
-AtmosphereCuda::AtmosphereCuda() : frame_state_(1) {}
+AtmosphereCuda::AtmosphereCuda() : frame_state_(1), haze_histogram_(dcp::kHazeBins) {
+  HAZEFREE_CUDA_CHECK(cudaMemset(haze_histogram_.get(), 0, dcp::kHazeBins * sizeof(unsigned)));
+}
 
 int AtmosphereCuda::top_count(int width, int height, float fraction) {
   const int blocks = div_up(width, kBlock) * div_up(height, kBlock);
@@ -224,7 +281,7 @@ void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DeviceP
                                          cudaStream_t stream) {
   const int bw = div_up(dark.width, kBlock), bh = div_up(dark.height, kBlock);
   block_max_kernel<<<dim3(bw, bh), dim3(kBlock, 8), 0, stream>>>(
-      dark, grey, block_maxima(dark.width, dark.height));
+      dark, grey, block_maxima(dark.width, dark.height), haze_histogram_.get());
   HAZEFREE_CUDA_CHECK_LAUNCH("block_max_kernel");
   update_from_block_maxima(d_frame, params, d_tracker, order, stream);
 }
@@ -245,7 +302,7 @@ void AtmosphereCuda::update_from_block_maxima(const ImageView& d_frame, const Dc
   atmosphere_select_kernel<<<1, AtmosphereSelectPolicy::kSelectThreads, shared, stream>>>(
       blocks, count, used, frame_ref(d_frame),
       decode_coefficients_f(d_frame), params.a_smoothing, params.a_max_step,
-      params.a_scene_cut, d_tracker, frame_state_.get());
+      params.a_scene_cut, haze_histogram_.get(), params.auto_strength, d_tracker, frame_state_.get());
   HAZEFREE_CUDA_CHECK_LAUNCH("atmosphere_select_kernel");
   if (order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
 }

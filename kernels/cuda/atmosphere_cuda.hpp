@@ -31,12 +31,16 @@ class AtmosphereCuda {
   // over the 32x32 block grid), sized on first use.
   float4* block_maxima(int width, int height);
   const AtmosphereState* frame_state() const { return frame_state_.get(); }
+  // The dark channel's histogram of the frame (dcp::kHazeBins counts, SPEC 13): the dark-channel
+  // kernel adds to it, the update reads it and leaves it zeroed for the next frame.
+  unsigned* haze_histogram() { return haze_histogram_.get(); }
   // Number of blocks averaged for A^ at this size (host-side rule of kernels/dcp_rules.hpp).
   static int top_count(int width, int height, float fraction);
 
  private:
   DeviceBuffer<AtmosphereState> frame_state_;
   DeviceBuffer<float4> blocks_;  // dark, grey, x, y (as int bits)
+  DeviceBuffer<unsigned> haze_histogram_;
 };
 
 // Forgets the tracker's A (a new stream), on `stream`.

@@ -40,6 +40,8 @@ struct CudaProcessor::Lane {
   bool timed = false;                  // the last frame recorded every event
   bool pending = false;
   bool on_caller_stream = false;       // the last frame ran on a caller's stream (process_device)
+  PinnedBuffer<AtmosphereState> stats{1};  // DCP: the frame's state (A, h, s), read after wait()
+  bool has_stats = false;
 };
 
 CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config_(config) {
@@ -186,6 +188,12 @@ void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageV
   // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
   copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
   run_chain(lane, d_in, lane.out.view(), s, timed);
+  if (lane.dehazer) {
+    // SPEC 13: the frame's A, h and strength come back with the frame (a few bytes, no wait).
+    HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(lane.stats.get(), lane.dehazer->frame_state(), sizeof(AtmosphereState),
+                                        cudaMemcpyDeviceToHost, s));
+    lane.has_stats = true;
+  }
   if (h_out) copy_frame_async(lane.out.view(), *h_out, cudaMemcpyDeviceToHost, s);
   if (timed) lane.events.back().record(s);
   lane.finished.record(s);
@@ -357,6 +365,15 @@ std::array<float, 3> CudaProcessor::atmospheric_light() const {
   return {s.value[0], s.value[1], s.value[2]};
 }
 
+DehazeStats CudaProcessor::dehaze_stats(int index) const {
+  if (config_.mode != Mode::dcp || index < 0 || index >= static_cast<int>(lanes_.size())) return {};
+  const Lane& lane = *lanes_[static_cast<std::size_t>(index)];
+  if (!lane.has_stats) return {};
+  const AtmosphereState& s = *lane.stats.get();
+  if (!s.has_value) return {};
+  return {true, s.haze, config_.dcp.omega * s.strength, {s.value[0], s.value[1], s.value[2]}};
+}
+
 TemporalState CudaProcessor::temporal_state() const {
   select_device();
   for (auto& lane : lanes_) lane->stream.synchronize();
@@ -365,7 +382,10 @@ TemporalState CudaProcessor::temporal_state() const {
     AtmosphereState s{};
     HAZEFREE_CUDA_CHECK(cudaMemcpy(&s, state_->tracker.get(), sizeof(s), cudaMemcpyDeviceToHost));
     state.has_light = s.has_value != 0;
-    if (state.has_light) state.light = {s.value[0], s.value[1], s.value[2]};
+    if (state.has_light) {
+      state.light = {s.value[0], s.value[1], s.value[2]};
+      state.haze = s.haze;
+    }
   } else if (config_.mode == Mode::he) {
     auto h = std::make_unique<HeHistory>();
     HAZEFREE_CUDA_CHECK(cudaMemcpy(h.get(), state_->history.get(), sizeof(HeHistory), cudaMemcpyDeviceToHost));
@@ -384,6 +404,7 @@ void CudaProcessor::set_temporal_state(const TemporalState& state) {
   if (config_.mode == Mode::dcp) {
     AtmosphereState s{};
     for (int c = 0; c < 3; ++c) s.value[c] = s.estimate[c] = state.light[c];
+    s.haze = state.haze;
     s.has_value = state.has_light ? 1 : 0;
     HAZEFREE_CUDA_CHECK(cudaMemcpy(state_->tracker.get(), &s, sizeof(s), cudaMemcpyHostToDevice));
   } else if (config_.mode == Mode::he) {
@@ -443,6 +464,7 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   const AtmosphereState& read = *state_->read_back.get();
   FrameEstimate e;
   e.light = {read.estimate[0], read.estimate[1], read.estimate[2]};
+  e.haze = read.haze_estimate;
   return e;
 }
 

@@ -37,6 +37,7 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   void reset() override;
   std::string description() const override;
   std::array<float, 3> atmospheric_light() const override;
+  DehazeStats dehaze_stats(int lane) const override;
   std::vector<StageTime> stage_times() const override;
   // Temporal state (jobs): read from and written to the device between frames (all lanes
   // complete first). estimate() covers DCP (the chain runs into a scratch frame and the state is

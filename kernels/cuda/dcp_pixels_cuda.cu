@@ -85,6 +85,7 @@ __global__ void recover_to_frame_kernel(FrameRef in, color::YuvToRgbF kin, Devic
   const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
   const float a0 = state->value[0], a1 = state->value[1], a2 = state->value[2];
   const float mean_a = (a0 + a1 + a2) / 3.0f;
+  brightness = brightness * state->strength;  // SPEC 13 (s = 1 without auto strength)
   float sr = 0.f, sg = 0.f, sb = 0.f;
   // Input and output share the format, so the block's pixels share the input chroma sample
   // (bx, by) too: its terms are loaded once.

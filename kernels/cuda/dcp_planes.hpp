@@ -24,6 +24,9 @@ struct AtmosphereState {
   float estimate[3];  // A^_n
   int has_value;      // 0 before the first frame (or after reset)
   int last_cut;
+  float haze_estimate;  // h^_n (SPEC 13)
+  float haze;           // h_n
+  float strength;       // s(h_n) with auto strength, else 1: scales omega and the brightness boost
 };
 
 // Orders the one step that carries state from frame to frame (A, or the HE history) between

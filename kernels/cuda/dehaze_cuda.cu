@@ -71,7 +71,8 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   mark(0, stream);
   if (fused) {
     // The atmospheric-light block maxima come out of the same kernel.
-    launch_grey_and_dark_channel(d_in, r, grey, dark, atmosphere_.block_maxima(w, h), stream);
+    launch_grey_and_dark_channel(d_in, r, grey, dark, atmosphere_.block_maxima(w, h),
+                                 atmosphere_.haze_histogram(), stream);
   } else {
     launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
     // `work` is free until the raw transmission: the row-filtered plane goes there.
@@ -86,7 +87,8 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   } else {
     launch_normalised_channel_min_transposed(d_in, atmosphere_.frame_state(), work_t, stream);
     // The dark channel has served its purpose (A): its plane takes the row-filtered plane.
-    min_filter_.apply_transposed_in_place(work_t, work, r, dark.data, stream, params_.omega);
+    min_filter_.apply_transposed_in_place(work_t, work, r, dark.data, stream, params_.omega,
+                                          &atmosphere_.frame_state()->strength);
   }
   mark(3, stream);
   if (params_.gf_subsample == 1) {

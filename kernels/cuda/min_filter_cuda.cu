@@ -46,7 +46,8 @@ __global__ void transpose_kernel(const float* __restrict__ in, int in_stride, in
 // the prefix minima of the next block are folded in.
 __global__ void column_min_kernel(const float* __restrict__ in, int in_stride, int width,
                                   int height, int radius, float* out, int out_stride,
-                                  float omega) {
+                                  float omega, const float* omega_scale) {
+  if (omega_scale) omega = omega * *omega_scale;
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int block = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = 2 * radius + 1;
@@ -84,7 +85,8 @@ void launch_transpose(const float* in, int in_stride, int width, int height, flo
 }
 
 void launch_column_min(const float* in, int in_stride, int width, int height, int radius,
-                       float* out, int out_stride, float omega, cudaStream_t stream) {
+                       float* out, int out_stride, float omega, cudaStream_t stream,
+                       const float* omega_scale = nullptr) {
   // (A variant keeping the suffix minima in registers for k <= 32 served the chain's dark
   // channel before the fused tile kernels; the chain now comes here only for radii above
   // kPatchTileMaxRadius.)
@@ -92,7 +94,7 @@ void launch_column_min(const float* in, int in_stride, int width, int height, in
   const dim3 block(64, 4);
   const dim3 grid(div_up(width, 64), div_up(blocks, 4));
   column_min_kernel<<<grid, block, 0, stream>>>(in, in_stride, width, height, radius, out,
-                                                out_stride, omega);
+                                                out_stride, omega, omega_scale);
   HAZEFREE_CUDA_CHECK_LAUNCH("column_min_kernel");
 }
 
@@ -117,17 +119,18 @@ void MinFilterCuda::apply_transposed(const DevicePlaneF& src_t, const DevicePlan
   // in place (its threads read their neighbours' rows).
   transposed_a_.reserve(static_cast<std::size_t>(float_stride(h)) * std::max(w, 0));
   transposed_b_.reserve(static_cast<std::size_t>(float_stride(w)) * std::max(h, 0));
-  run_transposed(src_t, dst, radius, transposed_a_.get(), transposed_b_.get(), stream, omega);
+  run_transposed(src_t, dst, radius, transposed_a_.get(), transposed_b_.get(), stream, omega, nullptr);
 }
 
 void MinFilterCuda::apply_transposed_in_place(const DevicePlaneF& src_t, const DevicePlaneF& dst,
                                               int radius, float* scratch, cudaStream_t stream,
-                                              float omega) {
-  run_transposed(src_t, dst, radius, scratch, src_t.data, stream, omega);
+                                              float omega, const float* omega_scale) {
+  run_transposed(src_t, dst, radius, scratch, src_t.data, stream, omega, omega_scale);
 }
 
 void MinFilterCuda::run_transposed(const DevicePlaneF& src_t, const DevicePlaneF& dst, int radius,
-                                   float* a, float* b, cudaStream_t stream, float omega) {
+                                   float* a, float* b, cudaStream_t stream, float omega,
+                                   const float* omega_scale) {
   const int w = dst.width, h = dst.height;
   if (w <= 0 || h <= 0 || src_t.width != h || src_t.height != w)
     throw std::invalid_argument("min filter: the transposed source does not match the destination");
@@ -140,7 +143,7 @@ void MinFilterCuda::run_transposed(const DevicePlaneF& src_t, const DevicePlaneF
   // kernel fewer, strided reads) took the dark channel from 32.6 to 37.5 us (1080p, H200,
   // 2026-11-21).
   launch_transpose(a, tstride, h, w, b, nstride, stream);
-  launch_column_min(b, nstride, w, h, ry, dst.data, dst.stride, omega, stream);
+  launch_column_min(b, nstride, w, h, ry, dst.data, dst.stride, omega, stream, omega_scale);
 }
 
 }  // namespace hazefree::cuda

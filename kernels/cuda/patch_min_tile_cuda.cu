@@ -77,8 +77,12 @@ __device__ __forceinline__ void segment_scans(float* values, float* suffix, int 
 template <bool kNormalised, typename T>
 __global__ void __launch_bounds__(PatchTilePolicy::kPatchThreads, 4)
     patch_min_tile_kernel(FrameRef f, color::YuvToRgbF k, const AtmosphereState* state, int radius,
-                          float omega, DevicePlaneF grey, DevicePlaneF out, float4* block_maxima) {
+                          float omega, DevicePlaneF grey, DevicePlaneF out, float4* block_maxima,
+                          unsigned* haze_histogram) {
   extern __shared__ float s_mem[];
+  __shared__ unsigned s_haze[dcp::kHazeBins];  // SPEC 13: the tile's dark-channel histogram
+  if (!kNormalised && haze_histogram)
+    for (int b = threadIdx.x; b < dcp::kHazeBins; b += blockDim.x) s_haze[b] = 0;
   const PatchTileShape t(radius);
   float* s_a = s_mem;                     // values, then prefix minima; later column suffixes
   float* s_b = s_mem + t.in_w * t.pitch;  // row suffixes, then row results
@@ -88,6 +92,7 @@ __global__ void __launch_bounds__(PatchTilePolicy::kPatchThreads, 4)
     a0 = state->value[0];
     a1 = state->value[1];
     a2 = state->value[2];
+    omega = omega * state->strength;  // SPEC 13 (s = 1 without auto strength)
   }
   // Region pixel (lx, ly) at (x0 - r + lx, y0 - r + ly); threads step through it in raster order
   // without dividing.
@@ -150,6 +155,15 @@ __global__ void __launch_bounds__(PatchTilePolicy::kPatchThreads, 4)
     plane_row(out, y)[x] = kNormalised ? dcp::raw_transmission(m, omega) : m;
     dark[i] = m;
   }
+  if (!kNormalised && haze_histogram) {
+    // Integer counts, so the histogram does not depend on the order of the additions.
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (dark[i] != -kInf) atomicAdd(&s_haze[dcp::haze_bin(dark[i])], 1u);
+    __syncthreads();
+    for (int b = threadIdx.x; b < dcp::kHazeBins; b += blockDim.x)
+      if (s_haze[b]) atomicAdd(&haze_histogram[b], s_haze[b]);
+  }
   if (kNormalised || !block_maxima) return;
   // Block maxima in two steps: the largest dark value of each block (shuffles, then the warps
   // through shared memory), then among the pixels holding it (few, but all of a flat block)
@@ -209,7 +223,7 @@ __global__ void __launch_bounds__(PatchTilePolicy::kPatchThreads, 4)
 template <bool kNormalised, typename T>
 void launch_patch_min_tile_as(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
                               float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
-                              float4* block_maxima, cudaStream_t stream) {
+                              float4* block_maxima, unsigned* haze_histogram, cudaStream_t stream) {
   const PatchTileShape t(radius);
   const int shared = t.shared_floats() * static_cast<int>(sizeof(float));
   // Above 48 KiB (already at the default radius 7) the kernel needs a raised limit, which
@@ -219,31 +233,32 @@ void launch_patch_min_tile_as(const ImageView& d_frame, const AtmosphereState* d
   const dim3 grid(div_up(f.width, PatchTilePolicy::kPatchTile),
                   div_up(f.height, PatchTilePolicy::kPatchTile));
   patch_min_tile_kernel<kNormalised, T><<<grid, PatchTilePolicy::kPatchThreads, shared, stream>>>(
-      f, decode_coefficients_f(d_frame), d_state, radius, omega, grey, out, block_maxima);
+      f, decode_coefficients_f(d_frame), d_state, radius, omega, grey, out, block_maxima, haze_histogram);
   HAZEFREE_CUDA_CHECK_LAUNCH("patch_min_tile_kernel");
 }
 
 template <bool kNormalised>
 void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
                            float omega, const DevicePlaneF& grey, const DevicePlaneF& out,
-                           float4* block_maxima, cudaStream_t stream) {
+                           float4* block_maxima, unsigned* haze_histogram, cudaStream_t stream) {
   if (d_frame.depth > 8)
     launch_patch_min_tile_as<kNormalised, std::uint16_t>(d_frame, d_state, radius, omega, grey,
-                                                         out, block_maxima, stream);
+                                                         out, block_maxima, haze_histogram, stream);
   else
     launch_patch_min_tile_as<kNormalised, std::uint8_t>(d_frame, d_state, radius, omega, grey,
-                                                        out, block_maxima, stream);
+                                                        out, block_maxima, haze_histogram, stream);
 }
 
 }  // namespace
 
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
                                   const DevicePlaneF& dark, float4* block_maxima,
-                                  cudaStream_t stream) {
+                                  unsigned* haze_histogram, cudaStream_t stream) {
   if (radius < 0 || radius > kPatchTileMaxRadius)
     throw std::invalid_argument("dark channel: the fused kernel takes radii 0.." +
                                 std::to_string(kPatchTileMaxRadius));
-  launch_patch_min_tile<false>(d_frame, nullptr, radius, 0.f, grey, dark, block_maxima, stream);
+  launch_patch_min_tile<false>(d_frame, nullptr, radius, 0.f, grey, dark, block_maxima,
+                               haze_histogram, stream);
 }
 
 void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_state, int radius,
@@ -252,7 +267,7 @@ void launch_raw_transmission(const ImageView& d_frame, const AtmosphereState* d_
     throw std::invalid_argument("raw transmission: the fused kernel takes radii 0.." +
                                 std::to_string(kPatchTileMaxRadius));
   launch_patch_min_tile<true>(d_frame, d_state, radius, omega, DevicePlaneF{}, out, nullptr,
-                              stream);
+                              nullptr, stream);
 }
 
 }  // namespace hazefree::cuda

@@ -13,10 +13,11 @@ namespace hazefree::cuda {
 // Gil-Werman passes in shared memory; bit-identical to the channel minimum through MinFilterCuda.
 constexpr int kPatchTileMaxRadius = 16;
 // With `block_maxima` (AtmosphereCuda::block_maxima), the kernel also writes step 3's 32x32
-// block maxima, as AtmosphereCuda::estimate_and_update's first kernel would from the planes.
+// block maxima, as AtmosphereCuda::estimate_and_update's first kernel would from the planes,
+// and adds the dark channel's histogram to `haze_histogram` (SPEC 13; when not null).
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
                                   const DevicePlaneF& dark, float4* block_maxima,
-                                  cudaStream_t stream);
+                                  unsigned* haze_histogram, cudaStream_t stream);
 
 // Step 5 in one kernel for radii up to kPatchTileMaxRadius, as launch_grey_and_dark_channel:
 // t~ = 1 - omega * min over the patch of min_c (I_c / A_c), A read from device memory.

@@ -355,3 +355,69 @@ TEST_CASE("two lanes from pinned memory give the frames and A sequence of one-by
 }
 
 }  // namespace hazefree
+
+TEST_CASE("haze index and auto strength: the CPU's index and omega exactly, frames within tolerance") {
+  // Fused (r <= 16) and two-pass (r = 20) dark channels; a veil that thickens, a cut, a reset.
+  for (const int patch : {7, 20}) {
+    ProcessingConfig c = dcp_config();
+    c.dcp.patch_radius = patch;
+    c.dcp.auto_strength = true;
+    auto cpu = make_cpu_processor(c);
+    auto gpu = make_cuda_processor(c);
+    const int w = 640, h = 360;
+    int differing_index = 0;
+    float lowest = 1.f, highest = 0.f;
+    for (int frame = 0; frame < 12; ++frame) {
+      if (frame == 9) {
+        cpu->reset();
+        gpu->reset();
+      }
+      Image in = gpu_test::make_image(PixelFormat::yuv420p, w, h);
+      // Grey pictures (neutral chroma): frames 0-3 down to black (clear), 4-7 lifted by a
+      // growing veil, 8 a cut.
+      const int floor = frame < 4 ? 0 : frame < 8 ? 16 + 25 * (frame - 3) : 0;
+      gpu_test::fill_random(in.view(), frame == 8 ? fresh_seed() : 100 + frame, floor, 255);
+      for (int p = 1; p < in.view().plane_count; ++p) {
+        const PlaneView& plane = in.view().planes[p];
+        for (int y = 0; y < plane.height; ++y)
+          std::memset(plane.data + static_cast<std::size_t>(y) * plane.stride, 128, static_cast<std::size_t>(plane.width));
+      }
+      Image a = gpu_test::make_image(PixelFormat::yuv420p, w, h);
+      Image b = gpu_test::make_image(PixelFormat::yuv420p, w, h);
+      cpu->process(in.view(), a.view());
+      gpu->process(in.view(), b.view());
+      const DehazeStats sc = cpu->dehaze_stats(0), sg = gpu->dehaze_stats(0);
+      const gpu_test::FrameDiff d = gpu_test::compare(a.view(), b.view());
+      INFO("patch ", patch, " frame ", frame, " cpu h ", sc.haze_index, " omega ", sc.omega, " gpu h ",
+           sg.haze_index, " omega ", sg.omega, " ", d.text());
+      REQUIRE(sc.valid);
+      REQUIRE(sg.valid);
+      CHECK(sc.haze_index == sg.haze_index);
+      CHECK(sc.omega == sg.omega);
+      CHECK(sc.atmospheric_light == sg.atmospheric_light);
+      CHECK(cpu->temporal_state().haze == gpu->temporal_state().haze);
+      CHECK(d.mean_abs() <= 1.0);
+      CHECK(d.fraction_over_2() <= 0.001);
+      differing_index += sc.haze_index != sg.haze_index;
+      lowest = std::min(lowest, sc.haze_index);
+      highest = std::max(highest, sc.haze_index);
+    }
+    MESSAGE("haze index, patch ", patch, ": CPU and CUDA differ on ", differing_index, " of 12 frames; range ",
+            lowest, " to ", highest);
+    CHECK(lowest < 0.025f);  // the clear frames
+    CHECK(highest > 0.06f);   // the veiled ones
+  }
+  // The job's estimate of a frame carries the same raw index on both.
+  ProcessingConfig c = dcp_config();
+  Image in = gpu_test::make_image(PixelFormat::nv12, 321, 241);
+  gpu_test::fill_random(in.view(), fresh_seed(), 60, 255);
+  {
+    const PlaneView& uv = in.view().planes[1];
+    for (int y = 0; y < uv.height; ++y)
+      std::memset(uv.data + static_cast<std::size_t>(y) * uv.stride, 128, static_cast<std::size_t>(uv.width) * 2);
+  }
+  const FrameEstimate ec = make_cpu_processor(c)->estimate(in.view());
+  const FrameEstimate eg = make_cuda_processor(c)->estimate(in.view());
+  CHECK(ec.haze == eg.haze);
+  CHECK(ec.haze > 0.0f);
+}

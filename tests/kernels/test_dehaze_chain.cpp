@@ -10,7 +10,9 @@
 
 #include "kernels/color_convert.hpp"
 #include "kernels/dehaze.hpp"
+#include "kernels/dcp_rules.hpp"
 #include "kernels/dehaze_ops.hpp"
+#include "kernels/temporal_state.hpp"
 #include "oracles/dehaze_oracle.hpp"
 #include "oracles/image_metrics.hpp"
 #include "support/dcp_test_support.hpp"
@@ -266,4 +268,126 @@ TEST_CASE("dehazer rejects out-of-range parameters and mismatched frames") {
   Image a(PixelFormat::yuv420p, 16, 16), b(PixelFormat::yuv444p, 16, 16), c(PixelFormat::yuv420p, 18, 16);
   CHECK_THROWS_AS(dehazer.process(a.view(), b.view()), std::invalid_argument);
   CHECK_THROWS_AS(dehazer.process(a.view(), c.view()), std::invalid_argument);
+}
+
+// ---- haze index and auto strength (SPEC 13) -------------------------------------------------
+
+namespace {
+
+struct HazeRun {
+  float index = 0.f, omega = 0.f;
+  double psnr_to_input = 0.0;
+  test::Rgb8 out;
+};
+
+HazeRun dehaze_once(const test::Rgb8& img, bool auto_strength) {
+  DcpParams p;
+  p.auto_strength = auto_strength;
+  Image in = rgb_frame(img), out(PixelFormat::rgb24, img.w, img.h);
+  cpu::Dehazer dehazer(p, 2);
+  dehazer.process(in.view(), out.view());
+  HazeRun r;
+  r.index = dehazer.haze_index();
+  r.omega = dehazer.omega_used();
+  r.out = test::copy_from(out.view());
+  r.psnr_to_input = oracle::psnr(to_rgbd(img), to_rgbd(r.out));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("haze index: the rules count exactly and read the 5th percentile over the mean light") {
+  std::array<unsigned, dcp::kHazeBins> histogram{};
+  CHECK(dcp::haze_bin(-0.5f) == 0);
+  CHECK(dcp::haze_bin(0.0f) == 0);
+  CHECK(dcp::haze_bin(1.0f / 256.0f) == 1);
+  CHECK(dcp::haze_bin(0.75f) == dcp::kHazeBins - 1);
+  // 100 pixels: 4 at 0, 6 at bin 20: the 5th lies in bin 20.
+  histogram[0] = 4;
+  histogram[20] = 6;
+  histogram[40] = 90;
+  const float light[3] = {0.8f, 0.8f, 0.8f};
+  CHECK(dcp::haze_estimate(histogram.data(), 100, light) == doctest::Approx(20.0 / 256.0 / 0.8).epsilon(1e-6));
+  histogram[0] = 5;
+  histogram[40] = 89;
+  CHECK(dcp::haze_estimate(histogram.data(), 100, light) == 0.0f);
+  // The response: none below the clear threshold, all from the dense one on, monotone between.
+  CHECK(dcp::auto_strength(true, 0.0f) == 0.0f);
+  CHECK(dcp::auto_strength(true, dcp::kHazeClear) == 0.0f);
+  CHECK(dcp::auto_strength(true, dcp::kHazeDense) == 1.0f);
+  CHECK(dcp::auto_strength(false, 0.0f) == 1.0f);
+  float last = 0.f;
+  for (float h = dcp::kHazeClear; h <= dcp::kHazeDense; h += 0.005f) {
+    const float s = dcp::auto_strength(true, h);
+    CHECK(s >= last);
+    last = s;
+  }
+}
+
+TEST_CASE("haze index equals an independent percentile of the dark channel (within one bin)") {
+  for (const char* name : {"coffee.png", "astronaut.png"}) {
+    const test::Rgb8 clean = test::load_sample_rgb(name);
+    REQUIRE_MESSAGE(clean.w > 0, "samples/images/" << std::string(name) << " is missing");
+    for (const test::Rgb8& img : {clean, add_haze(clean, {0.86, 0.87, 0.89})}) {
+      const HazeRun run = dehaze_once(img, false);
+      const auto rgb = test::to_float_rgb(img);
+      const oracle::Grid<float> dark = oracle::patch_min(oracle::channel_min(rgb), 7);
+      std::vector<float> values;
+      for (int y = 0; y < img.h; ++y)
+        for (int x = 0; x < img.w; ++x) values.push_back(dark.at(x, y));
+      std::sort(values.begin(), values.end());
+      const std::size_t wanted = (values.size() * 5 + 99) / 100;
+      const double veil = values[wanted - 1];
+      const oracle::AtmosphereResult a =
+          oracle::atmosphere(dark, oracle::grey_of(rgb), rgb, DcpParams{}.a_top_fraction);
+      const double expected = std::min(1.0, veil / ((a.a[0] + a.a[1] + a.a[2]) / 3.0));
+      MESSAGE(std::string(name) << ": index " << run.index << ", percentile " << expected);
+      CHECK(std::fabs(run.index - expected) <= 1.0 / 256.0 / ((a.a[0] + a.a[1] + a.a[2]) / 3.0) + 1e-6);
+    }
+  }
+}
+
+TEST_CASE("auto strength: clear pictures pass within 30 dB, hazy ones are dehazed as with the fixed strength") {
+  for (const char* name : {"coffee.png", "astronaut.png"}) {
+    const test::Rgb8 clean = test::load_sample_rgb(name);
+    REQUIRE_MESSAGE(clean.w > 0, "samples/images/" << std::string(name) << " is missing");
+    const HazeRun clear_fixed = dehaze_once(clean, false), clear_auto = dehaze_once(clean, true);
+    const test::Rgb8 hazy = add_haze(clean, {0.86, 0.87, 0.89});
+    const HazeRun hazy_fixed = dehaze_once(hazy, false), hazy_auto = dehaze_once(hazy, true);
+    const double restored_fixed = oracle::psnr(to_rgbd(clean), to_rgbd(hazy_fixed.out));
+    const double restored_auto = oracle::psnr(to_rgbd(clean), to_rgbd(hazy_auto.out));
+    MESSAGE(std::string(name) << ": clear h " << clear_auto.index << ", PSNR to input fixed " << clear_fixed.psnr_to_input
+                 << " auto " << clear_auto.psnr_to_input << "; hazy h " << hazy_auto.index << " omega "
+                 << hazy_auto.omega << ", restored fixed " << restored_fixed << " auto " << restored_auto);
+    CHECK(clear_auto.index < dcp::kHazeClear);
+    CHECK(hazy_auto.index > dcp::kHazeDense);
+    CHECK(clear_auto.omega == 0.0f);
+    CHECK(clear_auto.psnr_to_input >= 30.0);
+    CHECK(clear_fixed.psnr_to_input < 30.0);  // what auto strength avoids
+    CHECK(restored_auto >= restored_fixed - 0.5);
+    CHECK(hazy_fixed.omega == DcpParams{}.omega);
+  }
+}
+
+TEST_CASE("haze index over a sequence: the jobs' scan of the estimates gives the tracker's values exactly") {
+  const test::Rgb8 clean = test::load_sample_rgb("coffee.png");
+  REQUIRE_MESSAGE(clean.w > 0, "samples/images/coffee.png is missing");
+  ProcessingConfig config;
+  config.dcp.auto_strength = true;
+  cpu::Dehazer dehazer(config.dcp, 2), estimator(config.dcp, 1);
+  TemporalState scanned;
+  Image out(PixelFormat::rgb24, clean.w, clean.h);
+  for (int n = 0; n < 12; ++n) {
+    // Fog thickening, then a clear cut (frame 8).
+    const double a = 0.3 + 0.05 * n;
+    const test::Rgb8 frame = n < 8 ? add_haze(clean, {a, a, a}) : clean;
+    Image in = rgb_frame(frame);
+    FrameEstimate e;
+    e.light = estimator.estimate(in.view());
+    e.haze = estimator.haze_estimate();
+    advance_temporal_state(config, e, scanned);
+    dehazer.process(in.view(), out.view());
+    CHECK(scanned.haze == dehazer.haze_index());
+    CHECK(scanned.light == dehazer.atmospheric_light());
+  }
 }

@@ -1,0 +1,38 @@
+// --stats FILE (SPEC 13): one JSON line per frame written, in output order, with DCP's figures of
+// the frame: {"frame": n, "pts_time": s, "haze_index": h, "omega": w, "atmospheric_light": [r,
+// g, b]} (the last three null outside DCP). Jobs write one file per chunk and join them.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "kernels/processor.hpp"
+
+namespace hazefree {
+
+// One frame's line, without the newline.
+std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeStats& stats);
+
+class FrameStatsFile {
+ public:
+  // Opens (creates or truncates) `path`; throws std::runtime_error "PATH: cause" when it cannot.
+  explicit FrameStatsFile(const std::string& path);
+  ~FrameStatsFile();
+  FrameStatsFile(const FrameStatsFile&) = delete;
+  FrameStatsFile& operator=(const FrameStatsFile&) = delete;
+
+  void write(std::int64_t frame, double pts_time, const DehazeStats& stats);
+  // Flushes and closes; throws std::runtime_error when the data could not be written.
+  void close();
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+// The folder part of a --stats path must exist (one line naming it otherwise): checked before
+// the run starts. Throws UsageError.
+void check_stats_path(const std::string& path);
+
+}  // namespace hazefree
