@@ -128,6 +128,17 @@ json effective_options(const Stream& stream) {
   return out;
 }
 
+// A float as its shortest text reads (0.95, not 0.949999988079071).
+json float_json(float value) { return std::stod(fmt::format("{}", value)); }
+
+// [[time, index], ...]: Unix seconds (to the millisecond) and the index, oldest first.
+json haze_history_json(const Stream& stream) {
+  json samples = json::array();
+  for (const HazeSample& sample : stream.haze_history())
+    samples.push_back(json::array({std::round(sample.time * 1e3) / 1e3, float_json(sample.haze_index)}));
+  return samples;
+}
+
 json stream_json(const Stream& stream) {
   const StreamStatus s = stream.status();
   const StreamConfig& c = stream.config();
@@ -147,6 +158,9 @@ json stream_json(const Stream& stream) {
               {"seconds_lost", s.seconds_lost},
               {"latency_ms", s.latency_seconds * 1000.0},
               {"atmospheric_light", s.atmospheric_light},
+              {"haze_index", s.haze_index >= 0.f ? float_json(s.haze_index) : json(nullptr)},
+              {"omega", s.omega >= 0.f ? float_json(s.omega) : json(nullptr)},
+              {"haze_history", haze_history_json(stream)},
               {"options", effective_options(stream)}};
 }
 
@@ -738,6 +752,22 @@ std::string metrics_text(const std::vector<std::unique_ptr<Stream>>& streams, st
     for (std::size_t c = 0; c < 3; ++c)
       out += fmt::format("hazefree_atmospheric_light{{stream=\"{}\",channel=\"{}\"}} {}\n", streams[i]->config().name,
                          "rgb"[c], all[i].atmospheric_light[c]);
+  // DCP (SPEC 13): a stream outside DCP, or before its first frame, has no sample (an absent
+  // series, which every client parses, rather than NaN, which spoils sums and comparisons).
+  auto per_dcp_stream = [&](const char* name, const char* help, auto value) {
+    family(name, "gauge", help);
+    for (std::size_t i = 0; i < streams.size(); ++i)
+      if (all[i].haze_index >= 0.f)
+        out += fmt::format("{}{{stream=\"{}\"}} {}\n", name, streams[i]->config().name, value(all[i]));
+  };
+  per_dcp_stream("hazefree_haze_index",
+                 "DCP's haze index of the stream's last frame, in [0, 1]: 0 clear, rising with the haze (no sample "
+                 "outside DCP).",
+                 [](const StreamStatus& s) { return s.haze_index; });
+  per_dcp_stream("hazefree_dcp_omega",
+                 "The omega DCP dehazed the stream's last frame with: the configured one, or less with "
+                 "dcp.auto_strength on a clear scene (no sample outside DCP).",
+                 [](const StreamStatus& s) { return s.omega; });
   family("hazefree_streams_up", "gauge", "Streams running.");
   out += fmt::format("hazefree_streams_up {}\n",
                      std::count_if(all.begin(), all.end(), [](const StreamStatus& s) { return s.state == "running"; }));

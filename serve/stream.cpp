@@ -117,6 +117,17 @@ StreamStatus Stream::status() const {
   return s;
 }
 
+std::vector<HazeSample> Stream::haze_history() const {
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double oldest = now - static_cast<double>(kHazeSamples) * kHazeSampleSeconds;
+  std::lock_guard lock(mutex_);
+  std::vector<HazeSample> out;
+  out.reserve(haze_history_.size());
+  for (const HazeSample& sample : haze_history_)  // a stream that stalled keeps none older than the window
+    if (sample.time >= oldest) out.push_back(sample);
+  return out;
+}
+
 Options Stream::options() const {
   std::lock_guard lock(mutex_);
   return options_;
@@ -204,7 +215,16 @@ void Stream::on_progress(const RunProgress& progress) {
   const auto bucket = std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), progress.latency_seconds);
   ++status_.latency_counts[static_cast<std::size_t>(bucket - kLatencyBuckets.begin())];
   status_.atmospheric_light = progress.atmospheric_light;
+  status_.haze_index = progress.haze_index;
+  status_.omega = progress.omega;
   const auto now = std::chrono::steady_clock::now();
+  // A sample of the haze index a second (DCP frames only), the oldest dropped beyond the window.
+  if (progress.haze_index >= 0.f && now - haze_sampled_ >= std::chrono::duration<double>(kHazeSampleSeconds)) {
+    haze_sampled_ = now;
+    const double time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    haze_history_.push_back({time, progress.haze_index});
+    while (haze_history_.size() > kHazeSamples) haze_history_.pop_front();
+  }
   const double span = std::chrono::duration<double>(now - rate_since_).count();
   if (span >= 1.0) {
     status_.fps = span < 3.0 ? static_cast<double>(progress.frames - rate_frames_) / span : 0.0;

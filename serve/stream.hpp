@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -43,7 +44,20 @@ struct StreamStatus {
   double latency_sum = 0.0;
   std::int64_t latency_count = 0;
   std::array<float, 3> atmospheric_light{};
+  // DCP (SPEC 13): the last frame's haze index in [0, 1] and the omega it was dehazed with (the
+  // configured one, or less with dcp.auto_strength); -1 before the first frame and outside DCP.
+  float haze_index = -1.f;
+  float omega = -1.f;
 };
+
+// One sample of a stream's haze index: the time (Unix seconds) and the last frame's index then.
+struct HazeSample {
+  double time = 0.0;
+  float haze_index = 0.f;
+};
+// The history of the haze index: a sample a second (the last DCP frame's index) over 5 minutes.
+inline constexpr double kHazeSampleSeconds = 1.0;
+inline constexpr std::size_t kHazeSamples = 300;
 
 class Stream {
  public:
@@ -64,6 +78,8 @@ class Stream {
 
   const StreamConfig& config() const { return config_; }
   StreamStatus status() const;
+  // The haze index's samples of the last kHazeSamples seconds, oldest first (none outside DCP).
+  std::vector<HazeSample> haze_history() const;
   // The options the stream runs with now (keys given in the file or changed since).
   Options options() const;
   // Checks `changes` with the options table (processor keys only) and applies them from the
@@ -112,6 +128,8 @@ class Stream {
   std::chrono::steady_clock::time_point started_{};     // start()
   std::chrono::steady_clock::time_point last_frame_{};  // the last picture written, of any run
   std::int64_t rate_frames_ = 0;
+  std::deque<HazeSample> haze_history_;  // at most kHazeSamples
+  std::chrono::steady_clock::time_point haze_sampled_{};
   // Snapshots: pictures are copied only while someone looked in the last seconds.
   std::atomic<std::int64_t> wanted_until_us_{0};
   std::int64_t copied_at_us_ = 0;   // processing thread
