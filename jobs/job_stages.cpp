@@ -311,16 +311,32 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
 }
 
 // --stats of a job: the chunks' lines of one input, in order, into the user's file (with several
-// inputs, FILE.<input index> for each).
+// inputs, FILE.<input index> for each). A chunk numbers its frames from 0: each line's "frame"
+// is moved by the frames of the chunks before it, as the single run numbers them.
 void join_stats(const std::string& dir, const Plan& plan, int input, const std::string& stats_path) {
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
   const std::string path = plan.inputs.size() > 1 ? fmt::format("{}.{}", stats_path, input) : stats_path;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw JobError(fmt::format("{}: cannot write the frame statistics", path));
+  static constexpr char kFrame[] = "{\"frame\": ";  // how frame_stats_line() starts
+  std::int64_t before = 0;                        // frames of the earlier chunks
   for (const int task : in.chunks) {
-    std::ifstream part(chunk_stats_path(dir, task), std::ios::binary);
+    const std::string part_path = chunk_stats_path(dir, task);
+    std::ifstream part(part_path, std::ios::binary);
     if (!part) throw JobError(fmt::format("{}: the frame statistics of task {} are missing: run the task again", dir, task));
-    out << part.rdbuf();
+    const std::int64_t frames = plan.tasks[static_cast<std::size_t>(task)].frames;
+    std::int64_t lines = 0;
+    for (std::string line; std::getline(part, line); ++lines) {
+      std::size_t end = sizeof kFrame - 1;
+      while (end < line.size() && line[end] >= '0' && line[end] <= '9') ++end;
+      if (line.compare(0, sizeof kFrame - 1, kFrame) != 0 || end == sizeof kFrame - 1)
+        throw JobError(fmt::format("{}: line {} is no frame's statistics: run task {} again", part_path, lines + 1, task));
+      const std::int64_t frame = std::stoll(line.substr(sizeof kFrame - 1, end - (sizeof kFrame - 1)));
+      out << kFrame << before + frame << line.substr(end) << '\n';
+    }
+    if (lines != frames)
+      throw JobError(fmt::format("{}: {} lines for the {} frames of task {}: run the task again", part_path, lines, frames, task));
+    before += frames;
   }
   out.flush();
   if (!out) throw JobError(fmt::format("{}: the frame statistics could not be written", path));

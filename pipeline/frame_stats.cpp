@@ -23,6 +23,9 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
 FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
   file_ = std::fopen(path.c_str(), "w");
   if (!file_) throw std::runtime_error(fmt::format("{}: cannot write the frame statistics: {}", path, std::strerror(errno)));
+  // Each line as its frame is done: a live run's file can be followed (tail -f), and a run
+  // stopped at once keeps whole lines.
+  std::setvbuf(file_, nullptr, _IOLBF, 0);
 }
 
 FrameStatsFile::~FrameStatsFile() {

@@ -372,6 +372,12 @@ class Processor:
         first frame and in the he/ahe modes. Waits for GPU work in flight."""
         return self._core.atmospheric_light()
 
+    def haze_index(self):
+        """DCP's haze index of the last frame (SPEC 13): 0 on a clear scene, rising with haze, in
+        [0, 1], smoothed over time as the atmospheric light; 0 before the first frame and in the
+        he/ahe modes. Waits for GPU work in flight."""
+        return self._core.haze_index()
+
     @property
     def backend(self):
         """The backend in words: 'cpu (8 threads)', 'cuda (NVIDIA H200)'."""
@@ -403,8 +409,10 @@ def run(input, output, progress=None, overwrite=False, verbose=False, **options)
       (frames_expected is 0 when unknown); an exception it raises stops the run (the output is
       finished) and is raised again here. A callable that takes a fourth argument gets a dict
       of the live counters too: frames_dropped, reconnects, seconds_lost (``pipeline_live``
-      runs), latency_seconds (this frame's, decoded to encoded) and atmospheric_light (DCP's A
-      as R, G, B in [0, 1], sampled about once a second; zeros in the he/ahe modes).
+      runs), latency_seconds (this frame's, decoded to encoded), atmospheric_light (DCP's A
+      as R, G, B in [0, 1], sampled about once a second; zeros in the he/ahe modes), and
+      haze_index and omega (DCP's haze index of the last frame and the omega it was dehazed
+      with, which ``dcp_auto_strength=True`` makes follow the index; None in the he/ahe modes).
     overwrite: replace an existing output (refused otherwise, as without ``-y``).
     Ctrl-C (on the main thread) stops reading, finishes the output as the CLI does, then raises
     KeyboardInterrupt. Returns a dict: frames_in, frames_out, frames_dropped, packets_copied,
