@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -38,6 +39,15 @@ const char* to_string(Stage stage) {
     case Stage::analyze: return "analyze";
     case Stage::render: return "render";
     case Stage::join: return "join";
+  }
+  return "?";
+}
+
+const char* to_string(TaskStatus status) {
+  switch (status) {
+    case TaskStatus::running: return "running";
+    case TaskStatus::failed: return "failed";
+    case TaskStatus::done: return "done";
   }
   return "?";
 }
@@ -79,13 +89,21 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
+namespace {
+constexpr TaskStatus kStatuses[] = {TaskStatus::running, TaskStatus::failed, TaskStatus::done};
+}  // namespace
+
 std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, int index) {
   std::ifstream file(state_path(dir, stage, index));
   if (!file) return std::nullopt;
   try {
     const json j = json::parse(file);
     TaskState s;
-    s.state = j.at("state").get<std::string>();
+    const std::string word = j.at("state").get<std::string>();
+    const auto known = std::find_if(std::begin(kStatuses), std::end(kStatuses),
+                                    [&](TaskStatus status) { return word == to_string(status); });
+    if (known == std::end(kStatuses)) return std::nullopt;
+    s.state = *known;
     s.plan = j.value("plan", std::string());
     s.host = j.value("host", std::string());
     s.pid = j.value("pid", 0L);
@@ -100,9 +118,9 @@ std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, in
 }
 
 void write_task_state(const std::string& dir, Stage stage, int index, const TaskState& s) {
-  json j{{"state", s.state}, {"plan", s.plan}, {"host", s.host}, {"pid", s.pid}, {"time", timestamp()}};
+  json j{{"state", to_string(s.state)}, {"plan", s.plan}, {"host", s.host}, {"pid", s.pid}, {"time", timestamp()}};
   if (!s.error.empty()) j["error"] = s.error;
-  if (s.state == "done") {
+  if (s.state == TaskStatus::done) {
     j["frames"] = s.frames;
     j["seconds"] = s.seconds;
     if (!s.decoded.empty()) j["decoded"] = s.decoded;
@@ -110,16 +128,24 @@ void write_task_state(const std::string& dir, Stage stage, int index, const Task
   write_file_atomically(state_path(dir, stage, index), j.dump() + "\n");
 }
 
+bool done_for_plan(const std::optional<TaskState>& state, const std::string& plan_id) {
+  return state && state->state == TaskStatus::done && state->plan == plan_id;
+}
+
+bool task_done(const std::string& dir, const std::string& plan_id, Stage stage, int index) {
+  return done_for_plan(read_task_state(dir, stage, index), plan_id);
+}
+
 TaskRun::TaskRun(std::string dir, Stage stage, int index, std::string plan_id, bool quiet)
     : dir_(std::move(dir)), stage_(stage), index_(index), plan_id_(std::move(plan_id)), quiet_(quiet), start_(now_seconds()) {
-  const TaskState s = state("running");
+  const TaskState s = state(TaskStatus::running);
   write_task_state(dir_, stage_, index_, s);
   line(fmt::format("{} {} started on {} (pid {})", to_string(stage_), index_, s.host, s.pid));
 }
 
-TaskState TaskRun::state(const char* word) const {
+TaskState TaskRun::state(TaskStatus status) const {
   TaskState s;
-  s.state = word;
+  s.state = status;
   s.plan = plan_id_;
   s.host = host_name();
   s.pid = ::getpid();
@@ -135,7 +161,7 @@ void TaskRun::line(const std::string& text) {
 }
 
 void TaskRun::done(std::int64_t frames) {
-  TaskState s = state("done");
+  TaskState s = state(TaskStatus::done);
   s.frames = frames;
   s.seconds = now_seconds() - start_;
   s.decoded = decoded_;
@@ -147,7 +173,7 @@ void TaskRun::progress(std::int64_t frames) {
   const double now = now_seconds();
   if (now - last_progress_ < 2.0) return;
   last_progress_ = now;
-  TaskState s = state("running");
+  TaskState s = state(TaskStatus::running);
   s.frames = frames;
   s.seconds = now - start_;
   try {
@@ -157,7 +183,7 @@ void TaskRun::progress(std::int64_t frames) {
 }
 
 void TaskRun::failed(const std::string& error) {
-  TaskState s = state("failed");
+  TaskState s = state(TaskStatus::failed);
   s.error = error;
   try {
     write_task_state(dir_, stage_, index_, s);

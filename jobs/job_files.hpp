@@ -33,8 +33,13 @@ std::string log_path(const std::string& dir, Stage stage, int index);
 // Writes `content` to `path` through a temporary file in the same folder (created if missing).
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// What the last run of a task recorded: started and not finished (or still going), ended with
+// an error, or finished.
+enum class TaskStatus { running, failed, done };
+const char* to_string(TaskStatus status);
+
 struct TaskState {
-  std::string state;     // "running", "failed", "done"
+  TaskStatus state = TaskStatus::running;
   std::string plan;      // the plan id the task ran for
   std::string host;
   long pid = 0;
@@ -46,8 +51,14 @@ struct TaskState {
   std::string decoded;
 };
 
+// A state file that is missing, damaged or names no known status reads as none.
 std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, int index);
 void write_task_state(const std::string& dir, Stage stage, int index, const TaskState& state);
+
+// True when `state` is a finished run for the plan `plan_id` (a result of another plan is stale).
+bool done_for_plan(const std::optional<TaskState>& state, const std::string& plan_id);
+// The same from DIR's state file of the task.
+bool task_done(const std::string& dir, const std::string& plan_id, Stage stage, int index);
 
 // This host's name, for the state files.
 std::string host_name();
@@ -65,7 +76,7 @@ class TaskRun {
   void set_decoded(std::string where) { decoded_ = std::move(where); }  // recorded with done()
 
  private:
-  TaskState state(const char* word) const;  // this run's state: running, done or failed
+  TaskState state(TaskStatus status) const;  // this run's state
   std::string dir_;
   Stage stage_;
   int index_;

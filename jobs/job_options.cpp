@@ -9,6 +9,17 @@
 
 namespace hazefree::jobs {
 
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
+  if (text.empty()) return items;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
 void JobFlags::add_to(CLI::App& app, bool plan) {
   plan_ = plan;
   app.add_option("--chunks", chunks_text_, "split the input into N chunks (at any frame), run in parallel with "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -28,6 +29,10 @@ struct JobOptions {
   std::string dir;               // the job directory (empty: hidden, next to the output)
   bool active() const { return chunks > 0 || auto_chunks || chunk_seconds > 0 || !chunk_starts.empty(); }
 };
+
+// The items of a list separated by commas, as written: "0,240" -> {"0", "240"}, "" -> none; an
+// empty item stays ("0,,2", "0,"), for the caller to refuse or to stop at.
+std::vector<std::string> comma_list(const std::string& text);
 
 // The flags on a CLI11 app, read back once the command line is parsed. CLI11 keeps pointers to
 // the values: a JobFlags stays where it is while its app lives.

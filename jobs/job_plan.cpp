@@ -109,13 +109,6 @@ std::int64_t count_preroll(const std::vector<io::VideoPacketInfo>& packets, std:
   return preroll;
 }
 
-std::int64_t modification_time(const std::string& path) {
-  std::error_code error;
-  const auto t = fs::last_write_time(path, error);
-  if (error) return 0;
-  return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
-}
-
 void check_output(const std::string& input, const std::string& output, bool overwrite) {
   const fs::path out(output);
   std::error_code error;
@@ -141,13 +134,18 @@ std::string plan_identity(const Plan& plan) {
 
 }  // namespace
 
+std::int64_t modification_time(const std::string& path) {
+  std::error_code error;
+  const auto t = fs::last_write_time(path, error);
+  if (error) return 0;
+  return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
 ChunkRequest chunk_request(const JobOptions& job) {
   ChunkRequest request;
   request.chunks = job.active() ? job.chunks : 1;
   request.chunk_seconds = job.chunk_seconds;
-  std::stringstream ss(job.chunk_starts);
-  std::string part;
-  while (!job.chunk_starts.empty() && std::getline(ss, part, ',')) {
+  for (const std::string& part : comma_list(job.chunk_starts)) {
     try {
       std::size_t used = 0;
       const long long v = std::stoll(part, &used);

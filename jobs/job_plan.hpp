@@ -80,6 +80,10 @@ ChunkRequest chunk_request(const JobOptions& job);
 Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs,
                const RunOptions& settings, const ChunkRequest& request);
 
+// A file's modification time as InputPlan::modified records it: whole seconds of the file
+// system's clock (std::filesystem's, whose epoch is not the Unix one); 0 when unreadable.
+std::int64_t modification_time(const std::string& path);
+
 // DIR/plan.json: written under a temporary name and renamed; read with its version checked.
 void save_plan(const std::string& dir, const Plan& plan);
 Plan load_plan(const std::string& dir);

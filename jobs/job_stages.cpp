@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -71,8 +72,8 @@ std::vector<FrameEstimate> load_analysis(const std::string& dir, const Plan& pla
   const std::string path = analysis_path(dir, task);
   const std::optional<TaskState> state = read_task_state(dir, Stage::analyze, task);
   const std::string rerun = fmt::format("run `hazefree job analyze {} --chunk {}`", dir, task);
-  if (!state || state->state != "done" || state->plan != plan.id) {
-    const std::string what = !state ? "missing" : state->plan != plan.id ? "stale (made for another plan)" : state->state;
+  if (!done_for_plan(state, plan.id)) {
+    const std::string what = !state ? "missing" : state->plan != plan.id ? "stale (made for another plan)" : to_string(state->state);
     throw JobError(fmt::format("{}: the analysis of task {} ({}) is {}: {}", dir, task, describe_task(plan, task), what, rerun));
   }
   std::ifstream file(path, std::ios::binary);
@@ -126,6 +127,19 @@ void save_analysis(const std::string& dir, const Plan& plan, int task, const std
 
 namespace {
 
+// "2026-11-28 14:03:07 UTC" for a modification_time() (seconds of the file system's clock,
+// whose epoch is not the system clock's).
+std::string utc_text(std::int64_t file_seconds) {
+  const auto since_now = fs::file_time_type(std::chrono::seconds(file_seconds)) - fs::file_time_type::clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(
+      std::chrono::system_clock::now() + std::chrono::duration_cast<std::chrono::system_clock::duration>(since_now));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
 // The reader options of one chunk: the run's input options, the chunk's range.
 io::InputOptions chunk_input(const RunOptions& settings, const InputPlan& in, const ChunkPlan& chunk) {
   io::InputOptions input = settings.input_options;
@@ -144,9 +158,11 @@ void check_input_unchanged(const std::string& dir, const InputPlan& in) {
   std::error_code error;
   const auto bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
   if (error) throw JobError(fmt::format("{}: cannot read it ({})", in.input, error.message()));
-  if (bytes != in.bytes)
-    throw JobError(fmt::format("{}: changed since the job was planned in {} ({} bytes, planned {}): plan the job again",
-                               in.input, dir, bytes, in.bytes));
+  const std::int64_t modified = modification_time(in.input);
+  if (bytes == in.bytes && modified == in.modified) return;
+  const std::string what = bytes != in.bytes ? fmt::format("{} bytes, planned {}", bytes, in.bytes)
+                                             : fmt::format("modified {}, planned at {}", utc_text(modified), utc_text(in.modified));
+  throw JobError(fmt::format("{}: changed since the job was planned in {} ({}): plan the job again", in.input, dir, what));
 }
 
 namespace {
@@ -301,10 +317,11 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   std::error_code error;
   if (!state) return fmt::format("{} is missing: render it ({})", what, rerun);
   if (state->plan != plan.id) return fmt::format("{} is stale (rendered for another plan): render it again ({})", what, rerun);
-  if (state->state == "failed") return fmt::format("{} failed ({}): render it again ({})", what, state->error, rerun);
-  if (state->state == "running" && !process_alive(*state))
+  if (state->state == TaskStatus::failed) return fmt::format("{} failed ({}): render it again ({})", what, state->error, rerun);
+  if (state->state == TaskStatus::running && !process_alive(*state))
     return fmt::format("{} was interrupted ({} pid {} is gone): render it again ({})", what, state->host, state->pid, rerun);
-  if (state->state != "done") return fmt::format("{} is still {} ({} pid {})", what, state->state, state->host, state->pid);
+  if (state->state == TaskStatus::running)
+    return fmt::format("{} is still running ({} pid {})", what, state->host, state->pid);
   if (state->frames != plan.tasks[static_cast<std::size_t>(task)].frames || !fs::exists(chunk_path(dir, task), error))
     return fmt::format("{} is missing its chunk file: render it again ({})", what, rerun);
   return {};
@@ -345,8 +362,7 @@ void join_stats(const std::string& dir, const Plan& plan, int input, const std::
 void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options) {
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
   std::error_code error;
-  const std::optional<TaskState> previous = read_task_state(dir, Stage::join, input);
-  if (previous && previous->state == "done" && previous->plan == plan.id && fs::exists(in.output, error)) {
+  if (task_done(dir, plan.id, Stage::join, input) && fs::exists(in.output, error)) {
     if (!options.quiet) fmt::print(stderr, "hazefree: {}: already joined for this plan\n", in.output);
     return;
   }
@@ -380,8 +396,8 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
 std::string state_word(const Plan& plan, const std::optional<TaskState>& s) {
   if (!s) return "missing";
   if (s->plan != plan.id) return "stale";
-  if (s->state == "running" && !process_alive(*s)) return "interrupted";
-  return s->state;
+  if (s->state == TaskStatus::running && !process_alive(*s)) return "interrupted";
+  return to_string(s->state);
 }
 
 }  // namespace
@@ -426,7 +442,7 @@ std::string job_status(const std::string& dir, bool as_json) {
     // Where the chunk's frames were decoded, and how many times: by its render, and by its
     // analysis where that decoded them itself (the two-pass form) rather than with the render.
     std::vector<std::string> decoded_on;
-    const bool current_a = a && a->plan == plan.id && a->state == "done";
+    const bool current_a = done_for_plan(a, plan.id);
     if (current_a && a->decoded != "" && a->decoded != "fused") decoded_on.push_back(a->decoded + " (analysis)");
     if (render == "done" && r && !r->decoded.empty())
       decoded_on.push_back(r->decoded + (current_a && a->decoded == "fused" ? " (render + analysis)" : " (render)"));
@@ -436,17 +452,17 @@ std::string job_status(const std::string& dir, bool as_json) {
            {"frames", c.frames}, {"preroll", c.preroll}, {"analyze", analyze}, {"render", render},
            {"decodes", decoded_on.size()}, {"decoded_on", decoded_on}};
     for (const auto& [stage, s] : {std::pair{"analyze", a}, std::pair{"render", r}}) {
-      if (s && s->state == "failed" && s->plan == plan.id) t[std::string(stage) + "_error"] = s->error;
-      if (s && s->state == "running" && s->plan == plan.id) t[std::string(stage) + "_host"] = fmt::format("{} pid {}", s->host, s->pid);
+      if (s && s->state == TaskStatus::failed && s->plan == plan.id) t[std::string(stage) + "_error"] = s->error;
+      if (s && s->state == TaskStatus::running && s->plan == plan.id) t[std::string(stage) + "_host"] = fmt::format("{} pid {}", s->host, s->pid);
     }
     t["log"] = log_path(dir, Stage::render, c.task);
     j["tasks"].push_back(t);
     text += fmt::format("{:>5}  {:<44} {:>8} {:>8}  {:<12} {:<12} {}\n", c.task, describe_task(plan, c.task), c.frames,
                         c.preroll, analyze, render, decoded_text);
     for (const auto& [stage, s] : {std::pair{Stage::analyze, a}, std::pair{Stage::render, r}}) {
-      if (s && s->state == "failed" && s->plan == plan.id)
+      if (s && s->state == TaskStatus::failed && s->plan == plan.id)
         text += fmt::format("       {} failed: {} (log: {})\n", to_string(stage), s->error, log_path(dir, stage, c.task));
-      if (s && s->state == "running" && s->plan == plan.id && process_alive(*s))
+      if (s && s->state == TaskStatus::running && s->plan == plan.id && process_alive(*s))
         text += fmt::format("       {} running on {} (pid {})\n", to_string(stage), s->host, s->pid);
     }
   }
@@ -456,7 +472,7 @@ std::string job_status(const std::string& dir, bool as_json) {
     const std::string word = state_word(plan, s);
     j["joins"].push_back({{"input", in.input}, {"output", in.output}, {"state", word}});
     text += fmt::format("join {} -> {}: {}\n", fs::path(in.input).filename().string(), in.output, word);
-    if (s && s->state == "failed" && s->plan == plan.id) text += fmt::format("       failed: {}\n", s->error);
+    if (s && s->state == TaskStatus::failed && s->plan == plan.id) text += fmt::format("       failed: {}\n", s->error);
   }
   j["rendered"] = done;
   text += fmt::format("{} of {} chunks rendered\n", done, plan.tasks.size());
@@ -477,7 +493,7 @@ std::string job_status(const std::string& dir, bool as_json) {
 bool job_complete(const std::string& dir) {
   const Plan plan = load_plan(dir);
   for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i)
-    if (state_word(plan, read_task_state(dir, Stage::join, i)) != "done") return false;
+    if (!task_done(dir, plan.id, Stage::join, i)) return false;
   return true;
 }
 

@@ -48,7 +48,8 @@ TemporalState start_state_from_files(const std::string& dir, const Plan& plan, i
 RunOptions chunk_render_options(const std::string& dir, const Plan& plan, int task, bool verbose);
 // Throws (and removes the chunk file) when the run was interrupted or gave other frames.
 void check_chunk_rendered(const std::string& dir, const Plan& plan, int task, const RunSummary& summary);
-// JobError when the input changed since the plan (size): its frames may be others.
+// JobError when the input changed since the plan (its size or modification time): its frames
+// may be others.
 void check_input_unchanged(const std::string& dir, const InputPlan& in);
 
 // Done / running / failed / missing per task and stage, as text or JSON.

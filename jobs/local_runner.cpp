@@ -29,7 +29,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "io/logging.hpp"
@@ -56,9 +55,7 @@ std::vector<int> parse_gpus(const std::string& text, int available) {
     for (int i = 0; i < available; ++i) gpus.push_back(i);
     return gpus;
   }
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
+  for (const std::string& part : comma_list(text)) {
     char* end = nullptr;
     const long g = std::strtol(part.c_str(), &end, 10);
     if (part.empty() || *end != '\0' || g < 0)
@@ -83,9 +80,10 @@ int visible_gpu_count() {
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
     // CUDA stops at the first entry it cannot use; count the entries up to there.
     int entries = 0;
-    std::stringstream ss(visible);
-    std::string part;
-    while (std::getline(ss, part, ',') && !part.empty()) ++entries;
+    for (const std::string& entry : comma_list(visible)) {
+      if (entry.empty()) break;
+      ++entries;
+    }
     return std::min(entries, listed);
   }
   return listed;
@@ -271,8 +269,7 @@ class StateBoard {
       auto& estimates = fold.pending[static_cast<std::size_t>(number)];
       if (!estimates) {
         const int task = in.chunks[static_cast<std::size_t>(number)];
-        const std::optional<TaskState> s = read_task_state(dir_, Stage::analyze, task);
-        if (!s || s->state != "done" || s->plan != plan_.id) return;
+        if (!task_done(dir_, plan_.id, Stage::analyze, task)) return;
         estimates = load_analysis(dir_, plan_, task);
       }
       for (const FrameEstimate& e : *estimates) advance_temporal_state(settings_.processing, e, fold.state);
@@ -318,11 +315,6 @@ void prepare_gpus(const RunOptions& options, const std::vector<Slot>& slots) {
   }
 }
 
-bool task_done(const std::string& dir, const Plan& plan, Stage stage, int task) {
-  const std::optional<TaskState> s = read_task_state(dir, stage, task);
-  return s && s->state == "done" && s->plan == plan.id;
-}
-
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
  public:
@@ -339,10 +331,10 @@ class LocalJob {
     });
     for (const int task : order_) {
       const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
-      if (!task_done(dir_, plan_, Stage::render, task) || (needs_analysis(c) && !task_done(dir_, plan_, Stage::analyze, task)))
+      if (!task_done(dir_, plan_.id, Stage::render, task) || (needs_analysis(c) && !task_done(dir_, plan_.id, Stage::analyze, task)))
         ++total_;
       frames_total_ += c.frames;
-      if (task_done(dir_, plan_, Stage::render, task)) {  // rendered by an earlier run of the job
+      if (task_done(dir_, plan_.id, Stage::render, task)) {  // rendered by an earlier run of the job
         frames_before_ += c.frames;
         ++chunks_done_;
       }
@@ -489,8 +481,8 @@ class LocalJob {
 
   void run_task(Worker& worker, int task) {
     const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
-    const bool own_analysis = needs_analysis(c) && !task_done(dir_, plan_, Stage::analyze, task);
-    if (task_done(dir_, plan_, Stage::render, task)) {
+    const bool own_analysis = needs_analysis(c) && !task_done(dir_, plan_.id, Stage::analyze, task);
+    if (task_done(dir_, plan_.id, Stage::render, task)) {
       if (own_analysis) analyse_alone(worker, task);  // an earlier run rendered it but left no analysis
       return;
     }
@@ -576,7 +568,7 @@ class LocalJob {
       // Stopped because another task failed (or a stop request): this one was only interrupted.
       const std::string why = stop_.load() ? fmt::format("{}: render {} interrupted", dir_, task) : e.what();
       render.failed(why);
-      if (analysis && !task_done(dir_, plan_, Stage::analyze, task)) analysis->failed(why);
+      if (analysis && !task_done(dir_, plan_.id, Stage::analyze, task)) analysis->failed(why);
       throw JobError(why);
     }
     finished(task);

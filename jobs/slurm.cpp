@@ -48,7 +48,12 @@ std::string sbatch(const std::vector<std::string>& arguments) {
   int out[2];
   if (pipe(out) != 0) throw JobError(fmt::format("sbatch: {}", std::strerror(errno)));
   const pid_t pid = fork();
-  if (pid < 0) throw JobError(fmt::format("sbatch: {}", std::strerror(errno)));
+  if (pid < 0) {
+    const int error = errno;
+    close(out[0]);
+    close(out[1]);
+    throw JobError(fmt::format("sbatch: cannot start it ({})", std::strerror(error)));
+  }
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);

@@ -1,0 +1,62 @@
+// A job's plan against what it records: the input as planned (its size and modification time),
+// the cut as given (--chunk-starts), and the run's settings as they come back to every stage.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "jobs/job_test_support.hpp"
+#include "pipeline/run_command.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace hazefree::test {
+namespace {
+constexpr auto q = quoted;
+}  // namespace
+
+TEST_CASE("job stages: an input touched after the plan (same size, new modification time) is refused with one line") {
+  const std::string dir = temp_dir("jobs-touched");
+  const std::string input = dir + "/in.mp4";
+  fs::remove_all(dir + "/job");
+  fs::copy_file(test_clip().path, input, fs::copy_options::overwrite_existing);
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(input) + " " + q(dir + "/out.mkv") +
+                                 " -y --backend cpu --mode ahe --encoder ffv1 --chunk-starts 40,60");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  REQUIRE(job_task_count(dir + "/job") == 3);
+  for (int task = 0; task < 3; ++task) {
+    r = run_hazefree("job render -q " + q(dir + "/job") + " --chunk " + std::to_string(task));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+  }
+  const auto bytes = fs::file_size(input);
+  REQUIRE(run_program("touch -d '2001-02-03 04:05:06 UTC' " + q(input)) == 0);
+  REQUIRE(fs::file_size(input) == bytes);
+  for (const char* stage : {"join", "render"}) {
+    CAPTURE(stage);
+    r = run_hazefree(std::string("job ") + stage + " -q " + q(dir + "/job") + (std::string(stage) == "render" ? " --chunk 1" : ""));
+    CHECK(r.status == 1);
+    CHECK(r.err.find("in.mp4: changed since the job was planned") != std::string::npos);
+    CHECK(r.err.find("(modified 2001-02-03 04:05:06 UTC, planned at ") != std::string::npos);
+    CHECK(r.err.find("plan the job again") != std::string::npos);
+    CHECK(own_error_lines(r.err) == 1);
+  }
+  CHECK_FALSE(fs::exists(dir + "/out.mkv"));
+}
+
+TEST_CASE("job plan: --chunk-starts with an empty item is refused with one line") {
+  const std::string dir = temp_dir("jobs-chunk-starts");
+  for (const char* starts : {"10,,40", "10,40,", ",10"}) {
+    CAPTURE(starts);
+    const CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(test_clip().path) + " " +
+                                         q(dir + "/out.mkv") + " --backend cpu --chunk-starts " + starts);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(std::string("--chunk-starts ") + starts + ": expected frame numbers separated by commas") !=
+          std::string::npos);
+    CHECK(own_error_lines(r.err) == 1);
+  }
+}
+
+}  // namespace hazefree::test
