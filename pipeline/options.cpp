@@ -14,11 +14,20 @@
 #include <map>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 namespace hazefree {
 namespace {
 
-std::string quote(const std::string& s) { return fmt::format("\"{}\"", s); }
+// A TOML basic string by toml++'s own writer: quotes, backslashes and control characters escaped,
+// UTF-8 kept as it is, so that the text parses back to the same value (--print-config, a job's
+// settings). Text that is not UTF-8 has no TOML form: the writer escapes its bytes as the code
+// points of the same numbers, which read back as other text.
+std::string quote(const std::string& s) {
+  std::ostringstream out;
+  out << toml::toml_formatter{toml::value<std::string>{s}, toml::format_flags::allow_unicode_strings};
+  return out.str();
+}
 
 KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::string flag = "") {
   KeySpec s;
@@ -124,16 +133,6 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
     return v == RunOptions::kNone ? quote("none") : fmt::format("{}", v);
   };
   return key;
-}
-
-// A TOML basic string.
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 // One value of output.encoder_options (see ConfigKey::table).
@@ -298,7 +297,7 @@ std::vector<ConfigKey> make_keys() {
     table.get = [](const RunOptions& o) {
       std::string text;
       for (const auto& [name, value] : o.output_options.encoder_options)
-        text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", toml_string(name), toml_string(value));
+        text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", quote(name), quote(value));
       return "{" + (text.empty() ? text : " " + text + " ") + "}";
     };
     k.push_back(table);

@@ -60,3 +60,36 @@ TEST_CASE("job plan: --chunk-starts with an empty item is refused with one line"
 }
 
 }  // namespace hazefree::test
+
+namespace hazefree::test {
+
+TEST_CASE("job plan: a setting holding a quote, a backslash and non-ASCII comes back to every stage as given") {
+  const std::string dir = temp_dir("jobs-settings-text");
+  fs::remove_all(dir + "/job");
+  // --stats is a string key that reaches the plan; the join writes the file where it names.
+  const std::string stats = dir + "/frames \"quoted\" back\\slash Fr\xC3\xA9quence \xE9\x9B\xBE.jsonl";
+  fs::remove(stats);
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(test_clip().path) + " " + q(dir + "/out.mkv") +
+                                 " -y --backend cpu --mode ahe --encoder ffv1 --chunks 2 --stats " + q(stats));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream settings(dir + "/job/settings.toml");
+  const std::string text((std::istreambuf_iterator<char>(settings)), std::istreambuf_iterator<char>());
+  CHECK(text.find("stats = \"" + dir + "/frames \\\"quoted\\\" back\\\\slash Fr\xC3\xA9quence \xE9\x9B\xBE.jsonl\"") !=
+        std::string::npos);
+  for (const char* stage : {"render -q --chunk 0", "render -q --chunk 1", "join -q"}) {
+    CAPTURE(stage);
+    r = run_hazefree(std::string("job ") + stage + " " + q(dir + "/job"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+  }
+  std::ifstream lines(stats);
+  REQUIRE(lines.good());
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) ++count;
+  CHECK(count == test_clip().frames);
+  // The saved settings are a preset the single run reads back to the same path.
+  r = run_hazefree("--config " + q(dir + "/job/settings.toml") + " --print-config");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out == text);
+}
+
+}  // namespace hazefree::test
