@@ -266,17 +266,53 @@ def test_run_progress_with_four_parameters_gets_the_live_counters(samples, tmp):
                            progress=lambda done, expected, seconds, live: seen.append((done, dict(live))))
     assert summary["frames_out"] == 100 and len(seen) == 100
     for done, live in seen:
-        assert set(live) == {"frames_dropped", "reconnects", "seconds_lost", "latency_seconds", "atmospheric_light"}
+        assert set(live) == {"frames_dropped", "reconnects", "seconds_lost", "latency_seconds", "atmospheric_light",
+                             "haze_index", "omega"}
         assert live["frames_dropped"] == 0 and live["reconnects"] == 0 and live["seconds_lost"] == 0.0
         assert live["latency_seconds"] >= 0.0
+        # DCP's haze index of the last frame (the street is hazy) and the omega it was dehazed with.
+        assert 0.0 < live["haze_index"] <= 1.0, live
+        assert live["omega"] == pytest.approx(0.95), live
     # DCP's atmospheric light, sampled from the run: within (0, 1] for the hazy street once known.
     light = seen[-1][1]["atmospheric_light"]
     assert len(light) == 3 and all(0.0 < a <= 1.0 for a in light), light
-    # *args callables get the fourth argument too; the he mode has no light.
-    counts = []
+    # *args callables get the fourth argument too; the he mode has no light, index or omega.
+    calls = []
     hazefree.run(clip, tmp / "he.y4m", backend="cpu", mode="he", output_frames=5,
-                 progress=lambda *args: counts.append(len(args)))
-    assert counts == [4] * 5
+                 progress=lambda *args: calls.append(args))
+    assert [len(args) for args in calls] == [4] * 5
+    assert all(args[3]["haze_index"] is None and args[3]["omega"] is None for args in calls)
+
+
+def psnr(a, b):
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+
+
+def test_haze_index_and_auto_strength(samples):
+    hazy = rgb_image(samples / "images" / "coffee-hazy.png")
+    clear = rgb_image(samples / "images" / "coffee.png")
+    dcp = hazefree.Processor(mode="dcp", backend="cpu")
+    assert dcp.haze_index() == 0.0  # before the first frame
+    dcp.process(hazy)
+    assert 0.0 < dcp.haze_index() <= 1.0
+    on_clear = hazefree.Processor(mode="dcp", backend="cpu")
+    on_clear.process(clear)
+    assert on_clear.haze_index() < dcp.haze_index()  # the veil is what the index sees
+    he = hazefree.Processor(mode="he", backend="cpu")
+    he.process(hazy)
+    assert he.haze_index() == 0.0
+    # dcp.auto_strength as a keyword (dots as underscores): a clear photo is left about as it is,
+    # where the fixed strength changes it.
+    auto = hazefree.Processor(mode="dcp", backend="cpu", dcp_auto_strength=True)
+    assert auto.option("dcp_auto_strength") == "true"
+    assert hazefree.Processor(mode="dcp", backend="cpu").option("dcp.auto_strength") == "false"
+    assert psnr(auto.process(clear), clear) >= 30.0
+    assert psnr(hazefree.Processor(mode="dcp", backend="cpu").process(clear), clear) < 30.0
+    # On a hazy photo the auto strength dehazes as the fixed one (the index is past the response).
+    np.testing.assert_array_equal(hazefree.Processor(mode="dcp", backend="cpu", dcp_auto_strength=True).process(hazy),
+                                  hazefree.Processor(mode="dcp", backend="cpu").process(hazy))
+    raises(ValueError, "dcp.auto_strength", lambda: hazefree.Processor(dcp_auto_strength="maybe"))
 
 
 def test_run_failures_name_the_input_or_output(samples, tmp):
