@@ -21,10 +21,9 @@ struct FilterParam {
 };
 
 // The keys the processor of `mode` (dcp, he, ahe) uses, in the table's order: the keys of its
-// own section (dcp.*, he.*, ahe.*) first, then the common keys that mode reads (color for he and
-// ahe). mode, backend and threads are not parameters (the filter is one mode; backend auto).
-// The table does not yet say which common keys a mode reads: kModeCommonKeys in filter_keys.cpp
-// does, until it can come from the table.
+// own section (dcp.*, he.*, ahe.*) first, then the common keys the table says that mode reads
+// (ConfigKeyInfo::modes: color for he and ahe). mode, backend and threads are not parameters (the
+// filter is one mode; backend auto).
 std::vector<FilterParam> filter_params(const std::string& mode);
 
 // A double from the host -> the key's text ("127", "0.9", "true"), or nullopt with `why` set

@@ -21,6 +21,7 @@ extern "C" {
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <hazefree/hazefree.hpp>
@@ -96,12 +97,17 @@ class HostBuffer {
   bool pinned_ = false;
 };
 
+// One parameter of an instance.
+struct ParamValue {
+  std::string text;     // as the options table takes it
+  std::string refused;  // the last value refused, said once
+  double number = 0.0;  // what the host reads back (number and boolean parameters)
+};
+
 struct Instance {
   int width = 0;
   int height = 0;
-  std::vector<std::string> values;   // each parameter's text, as the options table takes it
-  std::vector<std::string> refused;  // the last refused value of each, said once
-  std::vector<double> numbers;       // read-back values of number and boolean parameters
+  std::vector<ParamValue> values;  // by parameter index (params())
   std::unique_ptr<hazefree::Processor> processor;
   bool failed = false;         // the processor could not be made with these values: pass through
   std::string failure_said;    // the last failure said on stderr
@@ -114,7 +120,7 @@ struct Instance {
 
   hazefree::Options options() const {
     hazefree::Options o{{"mode", kMode}, {"backend", "auto"}};
-    for (std::size_t i = 0; i < params().size(); ++i) o[params()[i].key.name] = values[i];
+    for (std::size_t i = 0; i < params().size(); ++i) o[params()[i].key.name] = values[i].text;
     return o;
   }
 };
@@ -133,9 +139,10 @@ std::string shown(const std::string& text) { return text.empty() ? "\"\"" : text
 void set_value(Instance& inst, int index, const std::string& text, const std::string& why_not_text = {}) {
   const auto i = static_cast<std::size_t>(index);
   const FilterParam& p = params()[i];
+  ParamValue& value = inst.values[i];
   std::string why = why_not_text;
   if (why.empty()) {
-    if (text == inst.values[i]) return;  // hosts set every parameter on every frame
+    if (text == value.text) return;  // hosts set every parameter on every frame
     hazefree::Options candidate = inst.options();
     candidate[p.key.name] = text;
     try {
@@ -145,13 +152,13 @@ void set_value(Instance& inst, int index, const std::string& text, const std::st
     }
   }
   if (!why.empty()) {
-    say_once(inst.refused[i], std::string(kName) + ": " + p.name + " = " + shown(text) + " refused (" + why +
-                                  "); keeping " + shown(inst.values[i]));
+    say_once(value.refused, std::string(kName) + ": " + p.name + " = " + shown(text) + " refused (" + why +
+                                "); keeping " + shown(value.text));
     return;
   }
-  inst.values[i] = text;
-  inst.refused[i].clear();
-  if (p.type != ParamType::text) inst.numbers[i] = hazefree_frei0r::number_of_text(p, text);
+  value.text = text;
+  value.refused.clear();
+  if (p.type != ParamType::text) value.number = hazefree_frei0r::number_of_text(p, text);
   inst.processor.reset();  // made again, with a fresh state, before the next frame
   inst.failed = false;
 }
@@ -246,10 +253,11 @@ HAZEFREE_FREI0R_EXPORT f0r_instance_t f0r_construct(unsigned int width, unsigned
     inst->width = static_cast<int>(width);
     inst->height = static_cast<int>(height);
     for (const FilterParam& p : params()) {
-      inst->values.push_back(p.key.default_value);
-      inst->numbers.push_back(p.type == ParamType::text ? 0.0 : hazefree_frei0r::number_of_text(p, p.key.default_value));
+      ParamValue value;
+      value.text = p.key.default_value;
+      if (p.type != ParamType::text) value.number = hazefree_frei0r::number_of_text(p, p.key.default_value);
+      inst->values.push_back(std::move(value));
     }
-    inst->refused.resize(params().size());
     return inst.release();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: cannot make an instance of %ux%u: %s\n", kName, width, height, e.what());
@@ -290,9 +298,9 @@ HAZEFREE_FREI0R_EXPORT void f0r_get_param_value(f0r_instance_t instance, f0r_par
   auto& inst = *static_cast<Instance*>(instance);
   const auto i = static_cast<std::size_t>(index);
   if (params()[i].type == ParamType::text) {
-    *static_cast<f0r_param_string*>(param) = const_cast<char*>(inst.values[i].c_str());
+    *static_cast<f0r_param_string*>(param) = const_cast<char*>(inst.values[i].text.c_str());
   } else {
-    *static_cast<f0r_param_double*>(param) = inst.numbers[i];
+    *static_cast<f0r_param_double*>(param) = inst.values[i].number;
   }
 }
 

@@ -1,7 +1,8 @@
 // Writes the Kdenlive effect descriptions of the frei0r filters (one XML per filter) from the
 // options table: each parameter with its natural range and default, since an editor that builds
 // its controls from the plugin alone shows frei0r's [0, 1] sliders (SPEC 11).
-//   hazefree-kdenlive-effects <folder>   -> <folder>/frei0r_hazefree_dehaze.xml, ...
+//   hazefree-kdenlive-effects <folder> name|mode|title|description ...
+//     -> <folder>/frei0r_<name>.xml for each filter (frei0r/CMakeLists.txt holds the list)
 // A key without an upper bound gets a slider up to max(10 x default, 10); text keys that are not
 // choices (he.roi) have no control: they keep the table's default in the editor.
 #include <cmath>
@@ -16,17 +17,23 @@
 namespace {
 
 struct Filter {
-  const char* name;
-  const char* mode;
-  const char* title;
-  const char* description;
+  std::string name;
+  std::string mode;
+  std::string title;
+  std::string description;
 };
 
-const Filter kFilters[] = {
-    {"hazefree_dehaze", "dcp", "Dehaze (hazefree)", "Removes haze with the dark channel prior"},
-    {"hazefree_clahe", "ahe", "CLAHE (hazefree)", "Sliding-window adaptive histogram equalization with a clip limit"},
-    {"hazefree_histeq", "he", "Histogram equalization (hazefree)", "Global histogram equalization, smoothed over time"},
-};
+// "name|mode|title|description"; false when it has not four fields.
+bool parse_filter(const std::string& text, Filter& filter) {
+  std::vector<std::string> fields(1);
+  for (const char c : text) {
+    if (c == '|') fields.emplace_back();
+    else fields.back() += c;
+  }
+  if (fields.size() != 4 || fields[0].empty() || fields[1].empty()) return false;
+  filter = Filter{fields[0], fields[1], fields[2], fields[3]};
+  return true;
+}
 
 std::string escaped(const std::string& text) {
   std::string out;
@@ -109,17 +116,24 @@ void write_parameter(std::ostream& out, const std::string& mode, const hazefree_
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: hazefree-kdenlive-effects <folder>\n";
+  std::vector<Filter> filters(argc > 2 ? static_cast<std::size_t>(argc - 2) : 0);
+  for (int i = 2; i < argc; ++i) {
+    if (!parse_filter(argv[i], filters[static_cast<std::size_t>(i - 2)])) {
+      std::cerr << "hazefree-kdenlive-effects: " << argv[i] << ": expected name|mode|title|description\n";
+      return 2;
+    }
+  }
+  if (filters.empty()) {
+    std::cerr << "usage: hazefree-kdenlive-effects <folder> name|mode|title|description ...\n";
     return 2;
   }
-  for (const Filter& f : kFilters) {
+  for (const Filter& f : filters) {
     const std::string path = std::string(argv[1]) + "/frei0r_" + f.name + ".xml";
     std::ofstream out(path);
     out << "<?xml version=\"1.0\"?>\n<!DOCTYPE kpartsgui>\n"
         << "<!-- Made from hazefree's options table by hazefree-kdenlive-effects: do not edit. -->\n"
         << "<effect tag=\"frei0r." << f.name << "\" id=\"frei0r." << f.name << "\">\n"
-        << "  <name>" << f.title << "</name>\n  <description>" << f.description << " (hazefree "
+        << "  <name>" << escaped(f.title) << "</name>\n  <description>" << escaped(f.description) << " (hazefree "
         << HAZEFREE_VERSION_STRING << ")</description>\n  <author>hazefree</author>\n";
     for (const hazefree_frei0r::FilterParam& p : hazefree_frei0r::filter_params(f.mode)) write_parameter(out, f.mode, p);
     out << "</effect>\n";
