@@ -21,7 +21,9 @@
 #include "pipeline/bench.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
+#if defined(HAZEFREE_HAVE_SERVE)
 #include "serve/serve_command.hpp"
+#endif
 
 namespace {
 
@@ -137,10 +139,22 @@ struct Subcommand {
   const char* name;
   int (*main)(int argc, char** argv);
 };
+#if !defined(HAZEFREE_HAVE_SERVE)
+// A build without cpp-httplib has no service (CMakeLists.txt, HAZEFREE_SERVE).
+int serve_missing(int, char**) {
+  fmt::print(stderr, "hazefree: serve: this hazefree was built without the service (no cpp-httplib when it was built)\n");
+  return 2;
+}
+#endif
+
 constexpr Subcommand kSubcommands[] = {
     {"bench", hazefree::bench_main},
     {"job", job_command},
+#if defined(HAZEFREE_HAVE_SERVE)
     {"serve", hazefree::serve::serve_main},
+#else
+    {"serve", serve_missing},
+#endif
 };
 
 // OpenMP's idle workers spin between parallel regions (libgomp: 300000 turns) on the cores the

@@ -23,6 +23,14 @@ out=$root/.device/gst
 # Returns at once when the prefix is current.
 "$builder" "$prefix"
 
+# libx264-dev for the shared libx264.so copied below (setup.sh does not install it).
+if ! dpkg -s libx264-dev >/dev/null 2>&1; then
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends libx264-dev >/dev/null
+fi
+
 # Debian's libx264.a is not position-independent: it links into the program, but libhazefree.so
 # takes the shared libx264 (found first in this folder, and carried in .device/gst/lib).
 x264_shared=$root/build-device/x264-shared

@@ -26,6 +26,13 @@ if [[ ${1:-} == prepare ]]; then
   builder=${FFMPEG_BUILDER:-$root/scripts/build-static-ffmpeg.sh}
   prefix=${FFMPEG_STATIC_BUILD:-/tmp/ffmpeg-static}
   "$builder" "$prefix"
+  # libx264-dev for the shared libx264.so copied below.
+  if ! dpkg -s libx264-dev >/dev/null 2>&1; then
+    sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends libx264-dev >/dev/null
+  fi
   rm -rf .device/ffmpeg-static
   mkdir -p .device/ffmpeg-static
   # Plain files only (cp -L): the device tool may not carry symbolic links.
@@ -119,6 +126,8 @@ cmake -S "$root" -B "$root/$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release 
   -DHAZEFREE_STATIC_FFMPEG=$static -DHAZEFREE_TESTS=OFF -DHAZEFREE_OPENCV_TESTS=OFF \
   -DHAZEFREE_PYTHON=ON -DPython3_EXECUTABLE="$python" "${pybind11_args[@]}" \
   "${cmake_prefix[@]}" >>"$log" 2>&1 || { tail -40 "$log"; fail "configure failed (log: $log)"; }
+# The service is left out where cpp-httplib is missing (the GPU machine has none): configure's line.
+grep -E '^-- hazefree: service ' "$log" | sed 's/^-- //' || true
 say "building hazefree, libhazefree and the Python module ($jobs jobs)"
 cmake --build "$root/$build" -j "$jobs" --target hazefree hazefree_library hazefree_python >>"$log" 2>&1 ||
   { tail -40 "$log"; fail "build failed (log: $log)"; }

@@ -47,6 +47,7 @@ TEST_CASE("fuzz corpus: reader inputs are decoded or refused with an I/O error")
   }
 }
 
+#if defined(HAZEFREE_HAVE_SERVE)
 TEST_CASE("fuzz corpus: serve inputs are answered with HTTP, whatever the bytes") {
   const auto files = corpus("serve");
   CHECK(files.size() >= 5);
@@ -56,3 +57,4 @@ TEST_CASE("fuzz corpus: serve inputs are answered with HTTP, whatever the bytes"
     CHECK_NOTHROW(hazefree::fuzz::serve_one_input(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   }
 }
+#endif
