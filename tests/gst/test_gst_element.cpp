@@ -274,6 +274,39 @@ TEST_CASE("gst: every key a Processor uses is a property, with the table's type,
   CHECK(inspect.status == 0);
   CHECK(inspect.err.find("patch-radius") != std::string::npos);
   CHECK(inspect.err.find("key dcp.patch_radius") != std::string::npos);
+  CHECK(inspect.err.find("auto-strength") != std::string::npos);  // SPEC 13's boolean key
+  CHECK(inspect.err.find("key dcp.auto_strength") != std::string::npos);
+}
+
+TEST_CASE("gst: auto-strength leaves a clear scene about as it is and dehazes a hazy one as the fixed strength") {
+  init_gstreamer();
+  const int width = 64, height = 48;
+  const std::string caps = "video/x-raw,format=I420,width=64,height=48,framerate=25/1";
+  const auto run = [&](const char* properties, const std::vector<std::uint8_t>& frame) {
+    Harness harness(std::string("hazefree backend=cpu ") + properties, caps);
+    return harness.process(frame);
+  };
+  // The summed change of the samples.
+  const auto change = [](const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+    REQUIRE(a.size() == b.size());
+    long sum = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) sum += std::abs(int(a[i]) - int(b[i]));
+    return sum;
+  };
+  // Clear: black stripes (luma 16) every 32 columns across a light grey scene, neutral chroma:
+  // the darkest pixels are black, so the index is 0; pixels away from the stripes are dehazed
+  // with the fixed strength. Hazy: the helper's veiled scene.
+  std::vector<std::uint8_t> clear = i420_scene(width, height, 120, 5), hazy = i420_scene(width, height, 150, 5);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; x += 32)
+      for (int k = 0; k < 2; ++k) clear[static_cast<std::size_t>(y * width + x + k)] = 16;
+  for (std::size_t i = static_cast<std::size_t>(width * height); i < clear.size(); ++i) clear[i] = 128;
+  const long fixed_change = change(run("", clear), clear);
+  const long auto_change = change(run("auto-strength=true", clear), clear);
+  INFO("summed change: fixed " << fixed_change << ", auto " << auto_change);
+  CHECK(fixed_change > 0);
+  CHECK(auto_change * 10 < fixed_change);
+  CHECK(run("auto-strength=true", hazy) == run("auto-strength=false", hazy));
 }
 
 TEST_CASE("gst: I420, NV12 and GRAY8 are negotiated and processed, other sizes included") {
