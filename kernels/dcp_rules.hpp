@@ -59,19 +59,23 @@ HAZEFREE_HD inline bool next_atmospheric_light(bool has_previous, float value[3]
 
 // ---- haze index and auto strength (SPEC 13) --------------------------------------------------
 // The haze index of a frame is the veil that lifts even its darkest parts: the 5th percentile
-// of the dark channel D (step 2) over the mean of the frame's estimate A^ (step 3), clamped to
-// [0, 1]. Under Koschmieder's model D >= A (1 - t), so the darkest twentieth of a clear scene (its
-// shadows, dark objects) gives about 0 and a hazy one the airlight in front of its nearest
-// objects (docs/ALGORITHMS.md). The percentile comes from an integer histogram of D with
+// of the dark channel D (step 2) plus a tenth of its 25th percentile, over the mean of the
+// frame's estimate A^ (step 3), clamped to [0, 1]. Under Koschmieder's model D >= A (1 - t), so
+// the darkest twentieth of a clear scene (its shadows, dark objects) gives about 0 and a hazy one
+// the airlight in front of its nearest objects; the 25th percentile adds the veil over the bulk
+// of the scene, for fog whose foreground is clear (docs/ALGORITHMS.md). The percentiles come
+// from an integer histogram of D with
 // kHazeBins bins of width 1 / kHazeScale (the last one holds every D >= (kHazeBins - 1) /
 // kHazeScale), which both backends count exactly, so the index is the same on both.
 inline constexpr int kHazeScale = 256;
 inline constexpr int kHazeBins = 129;       // [0, 0.5) in steps of 1/256, then the rest
-inline constexpr int kHazePercentile = 5;   // percent of the pixels at or below the veil
+inline constexpr int kHazePercentileLow = 5;    // percent of the pixels at or below the veil
+inline constexpr int kHazePercentileBulk = 25;  // and of the bulk of the scene
+inline constexpr float kHazeBulkWeight = 0.1f;
 // The response of the auto strength s(h): 0 up to kHazeClear (clear scenes), 1 from kHazeDense
 // on, smoothstep between; omega and the brightness boost are scaled by s.
-inline constexpr float kHazeClear = 0.025f;
-inline constexpr float kHazeDense = 0.06f;
+inline constexpr float kHazeClear = 0.03f;
+inline constexpr float kHazeDense = 0.07f;
 
 // The histogram bin of a dark-channel value (values below 0 or NaN count as 0).
 HAZEFREE_HD inline int haze_bin(float dark) {
@@ -81,42 +85,48 @@ HAZEFREE_HD inline int haze_bin(float dark) {
 }
 
 // The raw index h^ of a frame from its dark-channel histogram (`pixels` counted in all) and its
-// estimate A^: the lower edge of the bin that holds the 5th percentile, over mean_c A^_c.
-// The percentile is the first bin whose cumulative count reaches haze_wanted_count(pixels).
-HAZEFREE_HD inline long long haze_wanted_count(long long pixels) {
-  const long long wanted = (pixels * kHazePercentile + 99) / 100;
+// estimate A^: the lower edges of the bins that hold the 5th and the 25th percentile (b5, b25),
+// (b5 + 0.1 b25) / 256 over mean_c A^_c. A percentile is the first bin whose cumulative count
+// reaches haze_wanted_count(pixels, percent).
+HAZEFREE_HD inline long long haze_wanted_count(long long pixels, int percent) {
+  const long long wanted = (pixels * percent + 99) / 100;
   return wanted < 1 ? 1 : wanted;
 }
 
-HAZEFREE_HD inline float haze_from_bin(int bin, const float estimate[3]) {
-  const float veil = static_cast<float>(bin) / static_cast<float>(kHazeScale);
+HAZEFREE_HD inline float haze_from_bins(int low, int bulk, const float estimate[3]) {
+  const float veil = (static_cast<float>(low) + kHazeBulkWeight * static_cast<float>(bulk)) /
+                     static_cast<float>(kHazeScale);
   const float light = (estimate[0] + estimate[1] + estimate[2]) / 3.0f;
   const float h = veil / light;
   return h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h);
 }
 
-HAZEFREE_HD inline float haze_estimate(const unsigned* histogram, long long pixels, const float estimate[3]) {
-  const long long wanted = haze_wanted_count(pixels);
+HAZEFREE_HD inline int haze_percentile_bin(const unsigned* histogram, long long pixels, int percent) {
+  const long long wanted = haze_wanted_count(pixels, percent);
   long long seen = 0;
-  int bin = kHazeBins - 1;
   for (int b = 0; b < kHazeBins; ++b) {
     seen += histogram[b];
-    if (seen >= wanted) {
-      bin = b;
-      break;
-    }
+    if (seen >= wanted) return b;
   }
-  return haze_from_bin(bin, estimate);
+  return kHazeBins - 1;
+}
+
+HAZEFREE_HD inline float haze_estimate(const unsigned* histogram, long long pixels, const float estimate[3]) {
+  return haze_from_bins(haze_percentile_bin(histogram, pixels, kHazePercentileLow),
+                        haze_percentile_bin(histogram, pixels, kHazePercentileBulk), estimate);
 }
 
 // The index h_n from h_{n-1} and h^_n with the rule of the atmospheric light (step 4): the first
-// frame and a cut (as step 4 found it for A) take h^_n; otherwise h moves by smoothing * (h^_n -
-// h_{n-1}) clamped to +-max_step.
-HAZEFREE_HD inline float next_haze_index(bool restart, float previous, float estimate, float smoothing,
-                                         float max_step) {
+// frame and a cut (as step 4 found it for A) take h^_n; otherwise h moves by kHazeSmoothing *
+// (h^_n - h_{n-1}) clamped to +-kHazeMaxStep. The index moves more slowly than A (a tenth per
+// frame, at most 0.0025: from clear to dense haze in about a second at 25 fps), so that the
+// strength that follows it does not flicker with the frame-to-frame noise of the percentiles.
+inline constexpr float kHazeSmoothing = 0.1f;
+inline constexpr float kHazeMaxStep = 0.0025f;
+HAZEFREE_HD inline float next_haze_index(bool restart, float previous, float estimate) {
   if (restart) return estimate;
-  float step = smoothing * (estimate - previous);
-  step = step < -max_step ? -max_step : (step > max_step ? max_step : step);
+  float step = kHazeSmoothing * (estimate - previous);
+  step = step < -kHazeMaxStep ? -kHazeMaxStep : (step > kHazeMaxStep ? kHazeMaxStep : step);
   return previous + step;
 }
 

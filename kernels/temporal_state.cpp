@@ -33,7 +33,7 @@ void advance_temporal_state(const ProcessingConfig& config, const FrameEstimate&
     const bool first = !state.has_light;
     const bool cut = dcp::next_atmospheric_light(state.has_light, state.light.data(), estimate.light.data(),
                                                  p.a_smoothing, p.a_max_step, p.a_scene_cut);
-    state.haze = dcp::next_haze_index(first || cut, state.haze, estimate.haze, p.a_smoothing, p.a_max_step);
+    state.haze = dcp::next_haze_index(first || cut, state.haze, estimate.haze);
     state.has_light = true;
   } else if (config.mode == Mode::he && config.he.temporal < 1.f) {
     for (int c = 0; c < 3; ++c)

@@ -154,7 +154,7 @@ std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estim
   const bool first = !has_value_;
   last_cut_ = dcp::next_atmospheric_light(has_value_, value_.data(), estimate.data(), smoothing_, max_step_,
                                           scene_cut_);
-  haze_ = dcp::next_haze_index(first || last_cut_, haze_, haze_estimate, smoothing_, max_step_);
+  haze_ = dcp::next_haze_index(first || last_cut_, haze_, haze_estimate);
   has_value_ = true;
   return value_;
 }

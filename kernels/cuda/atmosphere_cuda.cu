@@ -79,6 +79,39 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
   }
 }
 
+// SPEC 13, by the 32 lanes of a warp: the first bin of `histogram` (dcp::kHazeBins counts in
+// shared memory) whose cumulative count reaches `wanted` (the last bin when none does), as
+// dcp::haze_percentile_bin finds it; every lane returns it. Lane l sums bins [l * per_lane,
+// (l + 1) * per_lane), a scan over the lanes finds the lane where the count is reached, that
+// lane its bin.
+__device__ int percentile_bin_in_warp(const unsigned* histogram, long long wanted) {
+  constexpr int per_lane = (dcp::kHazeBins + 31) / 32;
+  const int lane = threadIdx.x % 32;
+  long long mine = 0;
+  for (int j = 0; j < per_lane; ++j) {
+    const int b = lane * per_lane + j;
+    if (b < dcp::kHazeBins) mine += histogram[b];
+  }
+  long long upto = mine;  // inclusive scan
+  for (int o = 1; o < 32; o *= 2) {
+    const long long v = __shfl_up_sync(0xffffffffu, upto, o);
+    if (lane >= o) upto += v;
+  }
+  const unsigned hit = __ballot_sync(0xffffffffu, upto >= wanted && upto - mine < wanted);
+  int bin = dcp::kHazeBins - 1;
+  if (hit && lane == __ffs(hit) - 1) {
+    long long seen = upto - mine;
+    for (int j = 0; j < per_lane && lane * per_lane + j < dcp::kHazeBins; ++j) {
+      seen += histogram[lane * per_lane + j];
+      if (seen >= wanted) {
+        bin = lane * per_lane + j;
+        break;
+      }
+    }
+  }
+  return __shfl_sync(0xffffffffu, bin, hit ? __ffs(hit) - 1 : 0);
+}
+
 // The selection kernel's tuning: one block of 1024 threads; the blocks' keys in 64 KB of dynamic
 // shared memory up to 8192 blocks (4K), in global memory beyond.
 struct AtmosphereSelectPolicy {
@@ -104,7 +137,7 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
                              unsigned* haze_histogram, bool auto_strength,
                              AtmosphereState* tracker, AtmosphereState* frame_state) {
   __shared__ unsigned s_haze[dcp::kHazeBins];
-  __shared__ int s_haze_bin;
+  __shared__ int s_haze_bin[2];
   __shared__ unsigned s_hist[256];
   __shared__ unsigned long long s_prefix;
   __shared__ unsigned s_remaining;
@@ -133,35 +166,12 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
   }
   __syncthreads();
   if (tid < 32) {
-    // The bin of the percentile: lane l sums bins [l * per_lane, (l + 1) * per_lane), a scan over
-    // the lanes finds the lane where the count reaches the wanted one, that lane its bin.
-    constexpr int per_lane = (dcp::kHazeBins + 31) / 32;
     const long long pixels = static_cast<long long>(f.width) * f.height;
-    const long long wanted = dcp::haze_wanted_count(pixels);
-    long long mine = 0;
-    for (int j = 0; j < per_lane; ++j) {
-      const int b = tid * per_lane + j;
-      if (b < dcp::kHazeBins) mine += s_haze[b];
-    }
-    long long upto = mine;  // inclusive scan
-    for (int o = 1; o < 32; o *= 2) {
-      const long long v = __shfl_up_sync(0xffffffffu, upto, o);
-      if (tid >= o) upto += v;
-    }
-    const unsigned hit = __ballot_sync(0xffffffffu, upto >= wanted && upto - mine < wanted);
-    if (tid == (hit ? __ffs(hit) - 1 : 0)) {
-      int bin = dcp::kHazeBins - 1;
-      if (hit) {
-        long long seen = upto - mine;
-        for (int j = 0; j < per_lane; ++j) {
-          seen += s_haze[tid * per_lane + j];
-          if (seen >= wanted) {
-            bin = tid * per_lane + j;
-            break;
-          }
-        }
-      }
-      s_haze_bin = bin;
+    const int low = percentile_bin_in_warp(s_haze, dcp::haze_wanted_count(pixels, dcp::kHazePercentileLow));
+    const int bulk = percentile_bin_in_warp(s_haze, dcp::haze_wanted_count(pixels, dcp::kHazePercentileBulk));
+    if (tid == 0) {
+      s_haze_bin[0] = low;
+      s_haze_bin[1] = bulk;
     }
   }
   __syncthreads();
@@ -249,8 +259,8 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
     const bool first = s.has_value == 0;
     const bool cut = dcp::next_atmospheric_light(s.has_value != 0, s.value, est, smoothing, max_step, scene_cut);
     for (int c = 0; c < 3; ++c) s.estimate[c] = est[c];
-    s.haze_estimate = dcp::haze_from_bin(s_haze_bin, est);
-    s.haze = dcp::next_haze_index(first || cut, s.haze, s.haze_estimate, smoothing, max_step);
+    s.haze_estimate = dcp::haze_from_bins(s_haze_bin[0], s_haze_bin[1], est);
+    s.haze = dcp::next_haze_index(first || cut, s.haze, s.haze_estimate);
     s.strength = dcp::auto_strength(auto_strength, s.haze);
     s.has_value = 1;
     s.last_cut = cut ? 1 : 0;
