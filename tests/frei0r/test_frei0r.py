@@ -296,6 +296,21 @@ def test_parameters_come_from_the_options_table():
         for (pname, ptype, explanation), key in zip(params, keys):
             assert explanation.startswith(table[key].help), f"{name}: {pname}: explanation {explanation!r}"
     assert [p[0] for p in plugin_params("hazefree_clahe")][:2] == ["window", "clip"]
+    # The last DCP key (SPEC 13), a boolean (F0R_PARAM_BOOL = 0).
+    assert plugin_params("hazefree_dehaze")[-1][:2] == ("auto_strength", 0)
+
+
+def test_auto_strength_by_position_on_a_clear_picture(tmp):
+    """hazefree_dehaze's 13th parameter (auto_strength, y) leaves a clear photo as
+    Processor(dcp_auto_strength=True) does, where the default strength changes it."""
+    raw = tmp / "clear.rgb"
+    run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", str(SAMPLES / "images" / "coffee.png"), "-vf",
+         "scale=192:128", "-f", "rawvideo", "-pix_fmt", "rgb24", str(raw)], "decoding coffee.png")
+    frames = with_alpha(np.fromfile(raw, np.uint8).reshape(1, 128, 192, 3).repeat(2, axis=0).copy())
+    got, _ = ffmpeg_filter(frames, "frei0r=hazefree_dehaze:" + "|" * 12 + "y", tmp, "auto-strength")
+    want = expected(frames, "dcp", dcp_auto_strength=True)
+    assert_frames_equal(got, frames, want, "hazefree_dehaze with auto_strength")
+    assert not np.array_equal(want, expected(frames, "dcp")), "auto_strength changes nothing here; no test"
 
 
 def test_kdenlive_effects_give_natural_ranges():
