@@ -200,7 +200,7 @@ TEST_CASE("stats: --auto-strength on a clear photo: omega 0 and an output within
   const std::vector<json> lines = read_stats(dir + "/auto.jsonl", true);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].at("omega").get<double>() == 0.0);
-  CHECK(lines[0].at("haze_index").get<double>() < 0.025);  // below the response's clear edge
+  CHECK(lines[0].at("haze_index").get<double>() < 0.1);  // a clear scene (the hazy one's is about 0.2)
   const Rgb source = read_rgb(in);
   const double auto_psnr = psnr(source, read_rgb(dir + "/auto.png"));
   CHECK(auto_psnr >= 30.0);
