@@ -50,13 +50,14 @@ __global__ void block_max_kernel(DevicePlaneF dark, DevicePlaneF grey, float4* b
       const int y = y_first + j;
       if (y >= dark.height) break;
       const Candidate c{plane_row(dark, y)[x], plane_row(grey, y)[x], x, y};
-      atomicAdd(&s_haze[dcp::haze_bin(c.dark)], 1u);
+      if (haze_histogram) atomicAdd(&s_haze[dcp::haze_bin(c.dark)], 1u);
       if (better(c, best)) best = c;
     }
   }
   __syncthreads();
-  for (int b = tid_all; b < dcp::kHazeBins; b += blockDim.x * blockDim.y)
-    if (s_haze[b]) atomicAdd(&haze_histogram[b], s_haze[b]);
+  if (haze_histogram)
+    for (int b = tid_all; b < dcp::kHazeBins; b += blockDim.x * blockDim.y)
+      if (s_haze[b]) atomicAdd(&haze_histogram[b], s_haze[b]);
   // Warp shuffles, then the 8 warp winners through shared memory.
   for (int o = 16; o > 0; o /= 2) {
     Candidate other;
@@ -161,8 +162,8 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
   }
   // SPEC 13: the frame's dark-channel histogram, left zeroed for the next frame.
   for (int b = tid; b < dcp::kHazeBins; b += blockDim.x) {
-    s_haze[b] = haze_histogram[b];
-    haze_histogram[b] = 0;
+    s_haze[b] = haze_histogram ? haze_histogram[b] : (b == 0 ? 0xffffffffu : 0u);
+    if (haze_histogram) haze_histogram[b] = 0;
   }
   __syncthreads();
   if (tid < 32) {
@@ -291,7 +292,7 @@ void AtmosphereCuda::estimate_and_update(const DevicePlaneF& dark, const DeviceP
                                          cudaStream_t stream) {
   const int bw = div_up(dark.width, kBlock), bh = div_up(dark.height, kBlock);
   block_max_kernel<<<dim3(bw, bh), dim3(kBlock, 8), 0, stream>>>(
-      dark, grey, block_maxima(dark.width, dark.height), haze_histogram_.get());
+      dark, grey, block_maxima(dark.width, dark.height), haze_histogram());
   HAZEFREE_CUDA_CHECK_LAUNCH("block_max_kernel");
   update_from_block_maxima(d_frame, params, d_tracker, order, stream);
 }
@@ -312,7 +313,7 @@ void AtmosphereCuda::update_from_block_maxima(const ImageView& d_frame, const Dc
   atmosphere_select_kernel<<<1, AtmosphereSelectPolicy::kSelectThreads, shared, stream>>>(
       blocks, count, used, frame_ref(d_frame),
       decode_coefficients_f(d_frame), params.a_smoothing, params.a_max_step,
-      params.a_scene_cut, haze_histogram_.get(), params.auto_strength, d_tracker, frame_state_.get());
+      params.a_scene_cut, haze_histogram(), params.auto_strength, d_tracker, frame_state_.get());
   HAZEFREE_CUDA_CHECK_LAUNCH("atmosphere_select_kernel");
   if (order.done) HAZEFREE_CUDA_CHECK(cudaEventRecord(order.done, stream));
 }

@@ -33,7 +33,10 @@ class AtmosphereCuda {
   const AtmosphereState* frame_state() const { return frame_state_.get(); }
   // The dark channel's histogram of the frame (dcp::kHazeBins counts, SPEC 13): the dark-channel
   // kernel adds to it, the update reads it and leaves it zeroed for the next frame.
-  unsigned* haze_histogram() { return haze_histogram_.get(); }
+  // Null while the index is off (set_haze_index(false): the benchmark's chain without it, to
+  // measure its cost; the index then stays 0 and the strength 1).
+  unsigned* haze_histogram() { return haze_index_ ? haze_histogram_.get() : nullptr; }
+  void set_haze_index(bool on) { haze_index_ = on; }
   // Number of blocks averaged for A^ at this size (host-side rule of kernels/dcp_rules.hpp).
   static int top_count(int width, int height, float fraction);
 
@@ -41,6 +44,7 @@ class AtmosphereCuda {
   DeviceBuffer<AtmosphereState> frame_state_;
   DeviceBuffer<float4> blocks_;  // dark, grey, x, y (as int bits)
   DeviceBuffer<unsigned> haze_histogram_;
+  bool haze_index_ = true;
 };
 
 // Forgets the tracker's A (a new stream), on `stream`.

@@ -60,7 +60,7 @@ double measure_device_bandwidth_gbps() {
 }
 
 CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat format, int width,
-                                 int height, int iterations, int warmup) {
+                                 int height, int iterations, int warmup, bool haze_index) {
   CudaBenchResult result;
   result.width = width;
   result.height = height;
@@ -72,6 +72,7 @@ CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat for
   std::size_t free_before = 0, free_after = 0, total = 0;
   HAZEFREE_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
   CudaProcessor processor(config, 1);
+  processor.set_haze_index(haze_index);
   const std::string d = processor.description();
   result.gpu = d.size() > 7 ? d.substr(6, d.size() - 7) : d;  // "cuda (NAME)"
 

@@ -33,7 +33,8 @@ double measure_device_bandwidth_gbps();
 
 // Times `config`'s chain on generated frames (smooth gradients with noise) of the given size.
 // Throws std::runtime_error without a usable GPU.
+// `haze_index` false: DCP without the haze index (its cost, SPEC 13).
 CudaBenchResult bench_cuda_chain(const ProcessingConfig& config, PixelFormat format, int width,
-                                 int height, int iterations = 100, int warmup = 10);
+                                 int height, int iterations = 100, int warmup = 10, bool haze_index = true);
 
 }  // namespace hazefree::cuda

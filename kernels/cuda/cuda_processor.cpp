@@ -365,6 +365,14 @@ std::array<float, 3> CudaProcessor::atmospheric_light() const {
   return {s.value[0], s.value[1], s.value[2]};
 }
 
+void CudaProcessor::set_haze_index(bool on) {
+  for (auto& lane : lanes_) {
+    lane->stream.synchronize();
+    if (lane->dehazer) lane->dehazer->set_haze_index(on);
+    lane->graph_stale = true;
+  }
+}
+
 DehazeStats CudaProcessor::dehaze_stats(int index) const {
   if (config_.mode != Mode::dcp || index < 0 || index >= static_cast<int>(lanes_.size())) return {};
   const Lane& lane = *lanes_[static_cast<std::size_t>(index)];

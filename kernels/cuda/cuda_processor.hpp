@@ -73,6 +73,8 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
 
   // Stage timing with CUDA events (on by default); off saves a few event records per frame.
   void set_stage_timing(bool on) { stage_timing_ = on; }
+  // DCP without the haze index (SPEC 13): for the benchmark's cost comparison only.
+  void set_haze_index(bool on);
   // The raw A^ of the last DCP frame.
   std::array<float, 3> atmospheric_estimate() const;
 

@@ -71,8 +71,8 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   mark(0, stream);
   if (fused) {
     // The atmospheric-light block maxima come out of the same kernel.
-    launch_grey_and_dark_channel(d_in, r, grey, dark, atmosphere_.block_maxima(w, h),
-                                 atmosphere_.haze_histogram(), stream);
+    launch_grey_and_dark_channel(d_in, r, grey, dark, atmosphere_.block_maxima(w, h), stream,
+                                 atmosphere_.haze_histogram());
   } else {
     launch_grey_and_channel_min_transposed(d_in, grey, work_t, stream);
     // `work` is free until the raw transmission: the row-filtered plane goes there.

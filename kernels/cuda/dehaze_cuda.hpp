@@ -48,6 +48,8 @@ class CudaDehazer {
   const AtmosphereState* frame_state() const { return atmosphere_.frame_state(); }
   // Stage markers: when set (stages + 1 events), the chain records them between its stages.
   void set_markers(const std::vector<cudaEvent_t>* markers) { markers_ = markers; }
+  // The benchmark's chain without the haze index (AtmosphereCuda::set_haze_index).
+  void set_haze_index(bool on) { atmosphere_.set_haze_index(on); }
   static const std::vector<std::string>& stage_names();
 
  private:

@@ -253,7 +253,7 @@ void launch_patch_min_tile(const ImageView& d_frame, const AtmosphereState* d_st
 
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
                                   const DevicePlaneF& dark, float4* block_maxima,
-                                  unsigned* haze_histogram, cudaStream_t stream) {
+                                  cudaStream_t stream, unsigned* haze_histogram) {
   if (radius < 0 || radius > kPatchTileMaxRadius)
     throw std::invalid_argument("dark channel: the fused kernel takes radii 0.." +
                                 std::to_string(kPatchTileMaxRadius));

@@ -17,7 +17,7 @@ constexpr int kPatchTileMaxRadius = 16;
 // and adds the dark channel's histogram to `haze_histogram` (SPEC 13; when not null).
 void launch_grey_and_dark_channel(const ImageView& d_frame, int radius, const DevicePlaneF& grey,
                                   const DevicePlaneF& dark, float4* block_maxima,
-                                  unsigned* haze_histogram, cudaStream_t stream);
+                                  cudaStream_t stream, unsigned* haze_histogram = nullptr);
 
 // Step 5 in one kernel for radii up to kPatchTileMaxRadius, as launch_grey_and_dark_channel:
 // t~ = 1 - omega * min over the patch of min_c (I_c / A_c), A read from device memory.
