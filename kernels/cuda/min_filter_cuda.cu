@@ -47,6 +47,7 @@ __global__ void transpose_kernel(const float* __restrict__ in, int in_stride, in
 __global__ void column_min_kernel(const float* __restrict__ in, int in_stride, int width,
                                   int height, int radius, float* out, int out_stride,
                                   float omega, const float* omega_scale) {
+  const bool transmission = omega > 0.f;  // step 5 fused, whatever the strength
   if (omega_scale) omega = omega * *omega_scale;
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int block = blockIdx.y * blockDim.y + threadIdx.y;
@@ -72,7 +73,7 @@ __global__ void column_min_kernel(const float* __restrict__ in, int in_stride, i
       prefix = fminf(prefix, value(y + 2 * radius));
       m = fminf(m, prefix);
     }
-    *o = omega > 0.f ? dcp::raw_transmission(m, omega) : m;
+    *o = transmission ? dcp::raw_transmission(m, omega) : m;
   }
 }
 
