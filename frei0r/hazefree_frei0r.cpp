@@ -252,6 +252,18 @@ HAZEFREE_FREI0R_EXPORT f0r_instance_t f0r_construct(unsigned int width, unsigned
     auto inst = std::make_unique<Instance>();
     inst->width = static_cast<int>(width);
     inst->height = static_cast<int>(height);
+    // FFmpeg before 6 hands frei0r filters frames whose rows are padded to 32 or 64 bytes when
+    // the width is not a multiple of 16, against frei0r's rows of width x 4 bytes: the picture
+    // comes out sheared. The plugin cannot see the host's padding, so it says so, once.
+    static bool width_said = false;
+    if (width % 16 != 0 && height > 1 && !width_said) {
+      width_said = true;
+      std::fprintf(stderr,
+                   "%s: frames %u pixels wide: FFmpeg before 6 pads the rows of frei0r frames whose width is "
+                   "not a multiple of 16, which shears the picture; scale to a multiple of 16 first (e.g. "
+                   "scale=%u:-2), or use FFmpeg 6 or later (MLT is not affected)\n",
+                   kName, width, width / 16 * 16 > 0 ? width / 16 * 16 : 16);
+    }
     for (const FilterParam& p : params()) {
       ParamValue value;
       value.text = p.key.default_value;

@@ -325,3 +325,17 @@ def test_kdenlive_effects_give_natural_ranges():
     clahe = ElementTree.parse(folder / "frei0r_hazefree_clahe.xml").getroot()
     window = clahe.find("parameter[@name='window']")
     assert (window.get("min"), window.get("max")) == ("3", "8191"), f"window range {window.attrib}"
+
+
+@pytest.mark.parametrize("width", [642, 640])
+def test_a_width_that_ffmpeg_pads_is_said_once(width, tmp):
+    # Debian's FFmpeg 5 pads the rows of frei0r frames whose width is not a multiple of 16: the
+    # plugin says so once on stderr, with what to do; a multiple of 16 says nothing.
+    done = run(["ffmpeg", "-hide_banner", "-nostdin", "-f", "lavfi", "-i", f"testsrc=size={width}x90:rate=25",
+                "-frames:v", "3", "-vf", "frei0r=hazefree_dehaze", "-f", "null", "-"], "ffmpeg frei0r")
+    lines = [l for l in done.stderr.splitlines() if "not a multiple of 16" in l]
+    if width % 16:
+        assert len(lines) == 1, done.stderr
+        assert "scale=640:-2" in lines[0]
+    else:
+        assert lines == [], done.stderr
