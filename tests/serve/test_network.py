@@ -191,6 +191,7 @@ def test_one_client_flooding_leaves_the_others_and_metrics_alone(open_service):
     port = open_service["service"].port
     # 4000 requests pipelined from 127.0.0.2, faster than its rate: the last ones are refused.
     count = 4000
+    started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=20, source_address=("127.0.0.2", 0)) as s:
         sender = threading.Thread(target=s.sendall, args=(b"GET /api/streams/rec HTTP/1.1\r\nHost: localhost\r\n\r\n" * count,))
         sender.start()
@@ -200,7 +201,12 @@ def test_one_client_flooding_leaves_the_others_and_metrics_alone(open_service):
             assert chunk
             answers += chunk
         sender.join()
-    assert answers.count(b"HTTP/1.1 429") > 100 and answers.count(b"HTTP/1.1 200") >= 1900
+    elapsed = time.monotonic() - started
+    assert answers.count(b"HTTP/1.1 200") >= 1900
+    # The bucket holds 2000 and refills 1000 a second: refusals are certain only when the service
+    # answered faster than that (a build with sanitizers may not).
+    if count - (2000 + 1000 * elapsed) > 400:
+        assert answers.count(b"HTTP/1.1 429") > 100, f"{count} requests in {elapsed:.2f} s"
     # The same address still reads /metrics; another address is served.
     status, body = get(connection(port, "127.0.0.2"), "/metrics")
     assert status == 200
