@@ -30,10 +30,9 @@ bool carries_temporal_state(const ProcessingConfig& config) {
 void advance_temporal_state(const ProcessingConfig& config, const FrameEstimate& estimate, TemporalState& state) {
   if (config.mode == Mode::dcp) {
     const DcpParams& p = config.dcp;
-    const bool first = !state.has_light;
     const bool cut = dcp::next_atmospheric_light(state.has_light, state.light.data(), estimate.light.data(),
                                                  p.a_smoothing, p.a_max_step, p.a_scene_cut);
-    state.haze = dcp::next_haze_index(first || cut, state.haze, estimate.haze);
+    state.haze = dcp::next_haze_index(cut, state.haze, estimate.haze);  // a cut or the first frame
     state.has_light = true;
   } else if (config.mode == Mode::he && config.he.temporal < 1.f) {
     for (int c = 0; c < 3; ++c)

@@ -356,7 +356,7 @@ class Pipeline {
       decode_busy_us_ += steady_us() - t0;
       if (item == io::MediaReader::Item::end) {
         if (reader_.interrupted() || g_stop_requested.load() || stop_asked() || !may_reconnect()) break;
-        if (!reconnect(io::redact_urls(options_.input) + ": the source ended")) break;
+        if (!reconnect(options_.input + ": the source ended")) break;
         continue;
       }
       WorkItem work;
@@ -435,9 +435,10 @@ class Pipeline {
   bool reconnect(const std::string& cause) {
     static constexpr double kFirstBackOff = 0.5, kLongestBackOff = 8.0;
     const std::int64_t last_picture_us = reader_.frame().capture_us;
-    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", io::redact_urls(cause));
+    // The cause as text, secrets redacted once: it is said now and in the run's last line.
+    std::string last_cause = io::redact_urls(cause);
+    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", last_cause);
     const int limit = reconnect_limit();
-    std::string last_cause = cause;
     double back_off = kFirstBackOff;
     for (int attempt = 1;; ++attempt) {
       if (limit != RunOptions::kUnlimited && attempt > limit) {
@@ -523,8 +524,9 @@ class Pipeline {
     if (options_.verbose) fmt::print(stderr, "hazefree: {}: new processing options ({})\n", io::redact_urls(options_.input), processor_->description());
   }
 
-  // After a frame processed: the watcher's look at it, and, when asked for
-  // (sample_atmospheric_light), the atmospheric light about once a second.
+  // After a frame processed: DCP's figures of the frame (index, omega, light: the --stats line and
+  // the counters), the watcher's look at it, and, for a processor without those figures, when
+  // asked for (sample_atmospheric_light), the atmospheric light about once a second.
   void frame_processed(const WorkItem& item, const ImageView& output, int lane) {
     // SPEC 13: DCP's figures of this frame (no wait: they came back with it).
     const DehazeStats stats = processor_->dehaze_stats(lane);

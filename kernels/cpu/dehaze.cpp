@@ -151,10 +151,9 @@ AtmosphereTracker::AtmosphereTracker(const DcpParams& params)
     : smoothing_(params.a_smoothing), max_step_(params.a_max_step), scene_cut_(params.a_scene_cut) {}
 
 std::array<float, 3> AtmosphereTracker::update(const std::array<float, 3>& estimate, float haze_estimate) {
-  const bool first = !has_value_;
   last_cut_ = dcp::next_atmospheric_light(has_value_, value_.data(), estimate.data(), smoothing_, max_step_,
                                           scene_cut_);
-  haze_ = dcp::next_haze_index(first || last_cut_, haze_, haze_estimate);
+  haze_ = dcp::next_haze_index(last_cut_, haze_, haze_estimate);  // a cut or the first frame
   has_value_ = true;
   return value_;
 }

@@ -257,11 +257,10 @@ __global__ void __launch_bounds__(AtmosphereSelectPolicy::kSelectThreads)
     for (int c = 0; c < 3; ++c)
       est[c] = fmaxf(dcp::kMinAtmosphere, static_cast<float>(total[c] / used));
     AtmosphereState s = *tracker;
-    const bool first = s.has_value == 0;
     const bool cut = dcp::next_atmospheric_light(s.has_value != 0, s.value, est, smoothing, max_step, scene_cut);
     for (int c = 0; c < 3; ++c) s.estimate[c] = est[c];
     s.haze_estimate = dcp::haze_from_bins(s_haze_bin[0], s_haze_bin[1], est);
-    s.haze = dcp::next_haze_index(first || cut, s.haze, s.haze_estimate);
+    s.haze = dcp::next_haze_index(cut, s.haze, s.haze_estimate);  // a cut or the first frame
     s.strength = dcp::auto_strength(auto_strength, s.haze);
     s.has_value = 1;
     s.last_cut = cut ? 1 : 0;
