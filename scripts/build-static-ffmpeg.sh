@@ -32,15 +32,40 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Debian's source packages through a source list of our own (the system's apt setup is untouched).
+# Debian's source packages through a source list of our own (the system's apt setup is untouched),
+# made from the machine's own apt sources: every entry of the release's suite (deb822 stanzas in
+# sources.list.d/*.sources, one-line entries in sources.list and sources.list.d/*.list) switched to
+# deb-src, so the sources come from whatever mirror the machine uses.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:?}")
 mkdir -p "$work/lists/partial"
-cat >"$work/bookworm-src.sources" <<'SOURCES'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
+shopt -s nullglob
+for f in /etc/apt/sources.list.d/*.sources; do
+  awk -v suite="$codename" '
+    function flush() {
+      if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " suite " ") && uris != "") {
+        print "Types: deb-src"; print "URIs: " uris; print "Suites: " suite
+        print "Components: " components; if (signed != "") print "Signed-By: " signed; print ""
+      }
+      types = uris = suites = components = signed = ""
+    }
+    /^[ \t]*$/ { flush(); next }
+    /^#/ { next }
+    { key = tolower($1); sub(/^[^:]*:[ \t]*/, "") }
+    key == "types:" { types = $0 } key == "uris:" { uris = $0 } key == "suites:" { suites = $0 }
+    key == "components:" { components = $0 } key == "signed-by:" { signed = $0 }
+    END { flush() }' "$f"
+done >"$work/system-src.sources"
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  [[ -f $f ]] || continue
+  awk -v suite="$codename" '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i == suite) { $1 = "deb-src"; print; break } }' "$f"
+done >"$work/system-src.list"
+shopt -u nullglob
+if [[ ! -s $work/system-src.sources && ! -s $work/system-src.list ]]; then
+  echo "build-static-ffmpeg: no apt source for Debian $codename in /etc/apt (sources.list, sources.list.d)" >&2
+  exit 1
+fi
+[[ -s $work/system-src.list ]] || rm -f "$work/system-src.list"
+[[ -s $work/system-src.sources ]] || rm -f "$work/system-src.sources"
 apt_src=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$work" -o "Dir::State::Lists=$work/lists")
 apt-get "${apt_src[@]}" update -qq
 (cd "$work" && apt-get "${apt_src[@]}" source --download-only -qq x264 ffmpeg)
