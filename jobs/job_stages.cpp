@@ -290,10 +290,10 @@ void render_task(const std::string& dir, int task, const StageOptions& options) 
     RunOptions chunk_run = chunk_render_options(dir, plan, task, options.verbose);
     // The state at the chunk's first frame: every earlier frame's estimate, in order, through
     // the update the single run applies frame by frame.
-    if (plan.analysis) chunk_run.start_state = start_state_from_files(dir, plan, task);
+    if (plan.analysis) chunk_run.hooks.start_state = start_state_from_files(dir, plan, task);
     run.line(fmt::format("render {}: {}", task, describe_task(plan, task)));
     run.set_decoded(chunk_run.input_options.hwdec.empty() ? "cpu" : "nvdec");
-    chunk_run.on_frame_written = [&run](const FrameWritten& written) { run.progress(written.frames); };
+    chunk_run.hooks.on_frame_written = [&run](const FrameWritten& written) { run.progress(written.frames); };
     const RunSummary summary = run_pipeline(chunk_run);
     check_chunk_rendered(dir, plan, task, summary);
     run.line(fmt::format("render {}: {:.1f} fps on {}", task, summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0,

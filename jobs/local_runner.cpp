@@ -487,9 +487,9 @@ class LocalJob {
       return;
     }
     RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
-    chunk_run.stop = &stop_;
-    chunk_run.held_buffers = worker.held;
-    chunk_run.pinned_buffers = worker.pinned;
+    chunk_run.hooks.stop = &stop_;
+    chunk_run.hooks.held_buffers = worker.held;
+    chunk_run.hooks.pinned_buffers = worker.pinned;
     if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
       chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
     const bool on_nvdec = !chunk_run.input_options.hwdec.empty();
@@ -497,7 +497,7 @@ class LocalJob {
     std::shared_ptr<BoardGate> gate;
     if (plan_.analysis) {
       gate = std::make_shared<BoardGate>(board_, task);
-      chunk_run.start_gate = gate;
+      chunk_run.hooks.start_gate = gate;
     }
     // The fused form: this chunk's analysis comes from the render's own decoding.
     const std::uint64_t share = layout_.budget / layout_.slots.size();
@@ -515,14 +515,14 @@ class LocalJob {
       analysis->line(fmt::format("analyze {}: {} taken from the render's decoding (each frame decoded once; up to {:.0f} MiB held)",
                                  task, describe_task(plan_, task), static_cast<double>(chunk_bytes) / 1048576.0));
       analysis->set_decoded("fused");
-      chunk_run.estimator = &estimator_of(worker);
+      chunk_run.hooks.estimator = &estimator_of(worker);
       // The decoder runs ahead of the encoder, the chunk held in memory, where that publishes the
       // estimates sooner for a worker that waits for them, or where this chunk waits for its own
       // start state. A job's only worker has neither: its chunks come in time order, each start
       // state known when it begins, and holding them would only fault in memory for nothing.
       const bool alone = layout_.slots.size() == 1;
-      if (!alone || !board_.known(task)) chunk_run.hold_frames = c.frames;
-      chunk_run.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
+      if (!alone || !board_.known(task)) chunk_run.hooks.hold_frames = c.frames;
+      chunk_run.hooks.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
         save_analysis(dir_, plan_, task, estimates);
         analysis->done(static_cast<std::int64_t>(estimates.size()));
         board_.publish(task, std::move(estimates));
@@ -532,7 +532,7 @@ class LocalJob {
     worker.render->reset();
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    chunk_run.on_frame_written = [this, &render, &counted](const FrameWritten& written) {
+    chunk_run.hooks.on_frame_written = [this, &render, &counted](const FrameWritten& written) {
       frames_this_run_ += written.frames - counted;
       counted = written.frames;
       render.progress(written.frames);

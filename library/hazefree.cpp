@@ -371,11 +371,11 @@ RunResult run(const std::string& input, const std::string& output, const Options
   run_options.output_options.overwrite = control.overwrite;
   run_options.quiet = true;  // no progress line: the caller has the callback
   run_options.verbose = control.verbose;
-  run_options.stop = control.cancel;
+  run_options.hooks.stop = control.cancel;
   const auto start = std::chrono::steady_clock::now();
   if (control.progress) {
     const ProgressCallback progress = control.progress;
-    run_options.on_frame_written = [progress, start](const FrameWritten& written) {
+    run_options.hooks.on_frame_written = [progress, start](const FrameWritten& written) {
       RunProgress p;
       p.frames = written.frames;
       p.expected_frames = written.expected_frames;
@@ -389,11 +389,11 @@ RunResult run(const std::string& input, const std::string& output, const Options
       p.omega = written.omega;
       progress(p);
     };
-    run_options.sample_atmospheric_light = true;
+    run_options.hooks.sample_atmospheric_light = true;
   }
   if (control.on_frame) {
     const auto on_frame = control.on_frame;
-    run_options.on_frame_processed = [on_frame](const ImageView& input, const ImageView& output) {
+    run_options.hooks.on_frame_processed = [on_frame](const ImageView& input, const ImageView& output) {
       on_frame(api_frame(input), api_frame(output));
     };
   }
@@ -401,7 +401,7 @@ RunResult run(const std::string& input, const std::string& output, const Options
     // The run's options as the changes leave them: each change is applied over the last.
     auto current = std::make_shared<RunOptions>(run_options);
     const auto option_changes = control.option_changes;
-    run_options.processing_change = [current, option_changes]() -> std::optional<ProcessingConfig> {
+    run_options.hooks.processing_change = [current, option_changes]() -> std::optional<ProcessingConfig> {
       Options changes;
       if (!option_changes(changes)) return std::nullopt;
       for (const auto& [key, value] : changes) {

@@ -140,12 +140,12 @@ class FirstFailure {
 };
 
 // The input opened; a span outside it (-ss past the end) is a usage error. Opening and every
-// read look at the run's own stop state (a stop request, RunOptions::stop): a stop ends a wait on
+// read look at the run's own stop state (a stop request, RunHooks::stop): a stop ends a wait on
 // a silent source at once, in each of the runs of a process.
 io::MediaReader open_reader(const RunOptions& run) {
   io::InputOptions options = run.input_options;
   options.start_at_zero = run.live;  // a live source's recording starts at zero, not at its clock
-  options.stop_requested = [stop = run.stop] {
+  options.stop_requested = [stop = run.hooks.stop] {
     return g_stop_requested.load(std::memory_order_relaxed) || (stop && stop->load(std::memory_order_relaxed));
   };
   try {
@@ -165,14 +165,14 @@ class Pipeline {
         reader_(open_reader(options)),
         processor_(processor.get()),
         // A held chunk's frames are bounded by its pool; the packets between them by nothing else.
-        in_queue_(options.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
+        in_queue_(options.hooks.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
         estimate_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
     if (options.processing.backend == Backend::automatic && processor_->lanes() > 0 && !video.on_device)
       try_gpu_or_fall_back();
-    if (options.start_state) processor_->set_temporal_state(*options.start_state);
+    if (options.hooks.start_state) processor_->set_temporal_state(*options.hooks.start_state);
     out_width_ = options.side_by_side ? side_by_side_width(format, video.width) : video.width;
     // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
     // host after each frame, so it runs one frame at a time.
@@ -184,20 +184,20 @@ class Pipeline {
     // Frames in flight: a full queue, one being filled or encoded, one per lane being worked on.
     const std::size_t pool_size = static_cast<std::size_t>(options.queue_depth) + 1 + std::max(1, lanes_);
     const BufferAllocator allocator = lanes_ == 0                ? BufferAllocator::heap()
-                                      : options.pinned_buffers ? options.pinned_buffers->allocator()
+                                      : options.hooks.pinned_buffers ? options.hooks.pinned_buffers->allocator()
                                                                : BufferAllocator::pinned_or_heap();
     // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it. A
     // held chunk's frames (a job's chunk waiting for its start state) take plain heap memory, as
     // much as the chunk turns out to need: pinning gigabytes would cost more than the pageable
     // uploads it saves on a host whose encoders, not the GPU, set the pace.
-    const std::size_t hold = static_cast<std::size_t>(std::max<std::int64_t>(0, options.hold_frames));
+    const std::size_t hold = static_cast<std::size_t>(std::max<std::int64_t>(0, options.hooks.hold_frames));
     if (hold > 0) {
       // The estimator stage holds a frame and its queue more.
       const std::size_t held_pool = pool_size + hold + static_cast<std::size_t>(options.queue_depth) + 1;
       in_pool_.emplace(held_pool, format, video.width, video.height,
-                       options.held_buffers ? options.held_buffers->allocator() : huge_page_heap(), video.depth, pool_size);
+                       options.hooks.held_buffers ? options.hooks.held_buffers->allocator() : huge_page_heap(), video.depth, pool_size);
     } else {
-      in_pool_.emplace(pool_size + (options.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
+      in_pool_.emplace(pool_size + (options.hooks.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
                        video.width, video.height, allocator, video.depth);
     }
     out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
@@ -250,7 +250,7 @@ class Pipeline {
     });
     std::thread encoder([this] { guarded([this] { encode_loop(); }); });
     std::thread estimator;
-    if (options_.estimator) estimator = std::thread([this] { guarded([this] { estimate_loop(); }); });
+    if (options_.hooks.estimator) estimator = std::thread([this] { guarded([this] { estimate_loop(); }); });
     guarded([this] { process_loop(); });
     decoder.join();
     if (estimator.joinable()) estimator.join();
@@ -302,16 +302,16 @@ class Pipeline {
     for (WorkItem& item : in_queue_.abort()) in_pool_->release(item.frame);
     for (WorkItem& item : estimate_queue_.abort()) in_pool_->release(item.frame);
     for (WorkItem& item : out_queue_.abort()) out_pool_->release(item.frame);
-    if (options_.start_gate) options_.start_gate->cancel();
+    if (options_.hooks.start_gate) options_.hooks.start_gate->cancel();
     in_pool_->close();
     out_pool_->close();
   }
 
   PooledFrame* acquire_input_frame() {
-    if (options_.hold_frames > 0 && !start_state_applied_.load()) {
+    if (options_.hooks.hold_frames > 0 && !start_state_applied_.load()) {
       // Until its start state comes, a held chunk may not wait for a buffer: none would come back.
       if (PooledFrame* frame = in_pool_->try_acquire()) return frame;
-      throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", io::redact_urls(options_.input), options_.hold_frames));
+      throw std::runtime_error(fmt::format("{}: more frames than the {} the chunk holds", io::redact_urls(options_.input), options_.hooks.hold_frames));
     }
     if (options_.live) {
       if (PooledFrame* frame = drop_oldest_if_full()) return frame;
@@ -393,14 +393,14 @@ class Pipeline {
   }
 
   // The queue the decoder fills: the estimator's when there is one, else the processing's.
-  BoundedQueue<WorkItem>& decoded_queue() { return options_.estimator ? estimate_queue_ : in_queue_; }
+  BoundedQueue<WorkItem>& decoded_queue() { return options_.hooks.estimator ? estimate_queue_ : in_queue_; }
 
   // The fused analysis of a job's chunk: each frame's estimate before it is processed (frames go
   // on in order); all of them are published once the input has ended.
   void estimate_loop() {
     std::vector<FrameEstimate> estimates;
     while (std::optional<WorkItem> item = estimate_queue_.pop()) {
-      if (item->frame) estimates.push_back(options_.estimator->estimate(item->pixels()));
+      if (item->frame) estimates.push_back(options_.hooks.estimator->estimate(item->pixels()));
       if (!in_queue_.push(*item)) {
         in_pool_->release(item->frame);
         return;
@@ -408,14 +408,14 @@ class Pipeline {
     }
     // A run cut short (stopped, or another stage failed) has nothing complete to publish.
     const bool complete = !failure_.failed() && !g_stop_requested.load() && !stop_asked();
-    if (complete && options_.publish_estimates) options_.publish_estimates(std::move(estimates));
+    if (complete && options_.hooks.publish_estimates) options_.hooks.publish_estimates(std::move(estimates));
     in_queue_.close();
   }
 
   // A job's chunk: the state its first frame starts from, once known.
   void await_start_state() {
-    if (!options_.start_gate || start_state_applied_.load()) return;
-    const TemporalState state = options_.start_gate->wait();
+    if (!options_.hooks.start_gate || start_state_applied_.load()) return;
+    const TemporalState state = options_.hooks.start_gate->wait();
     processor_->set_temporal_state(state);
     start_state_applied_.store(true);
   }
@@ -465,7 +465,7 @@ class Pipeline {
   }
 
   // Sleeps for the back-off unless a stop request (signal) or an abort (another stage failed)
-  // comes first; false then. The library's stop flag (RunOptions::stop) sends no wake-up: with
+  // comes first; false then. The library's stop flag (RunHooks::stop) sends no wake-up: with
   // one, the wait looks at it every 100 ms.
   bool wait_unless_stopped(double seconds) {
     pollfd wake[2] = {{stop_pipe_read_end(), POLLIN, 0}, {abort_pipe_[0], POLLIN, 0}};
@@ -475,7 +475,7 @@ class Pipeline {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
       if (left <= 0) return true;
-      const int slice = options_.stop ? static_cast<int>(std::min<std::int64_t>(left, 100)) : static_cast<int>(left);
+      const int slice = options_.hooks.stop ? static_cast<int>(std::min<std::int64_t>(left, 100)) : static_cast<int>(left);
       if (poll(wake, 2, slice) > 0) break;  // EINTR (the wake signal of a stop request): look again
     }
     return !stopped();
@@ -511,10 +511,10 @@ class Pipeline {
 
   void throw_if_aborted() { throw Aborted{}; }
 
-  // RunOptions::processing_change: a configuration to apply from the next frame, if any.
+  // RunHooks::processing_change: a configuration to apply from the next frame, if any.
   std::optional<ProcessingConfig> processing_change() {
-    if (!options_.processing_change) return std::nullopt;
-    return options_.processing_change();
+    if (!options_.hooks.processing_change) return std::nullopt;
+    return options_.hooks.processing_change();
   }
 
   // A new processor for the frames from here on (no frame in flight): the backend starts
@@ -539,12 +539,12 @@ class Pipeline {
     if (stats.valid) {
       for (std::size_t c = 0; c < 3; ++c) light_[c].store(stats.atmospheric_light[c]);
       light_sampled_us_ = steady_us();
-    } else if (options_.sample_atmospheric_light && steady_us() - light_sampled_us_ >= 1000000) {
+    } else if (options_.hooks.sample_atmospheric_light && steady_us() - light_sampled_us_ >= 1000000) {
       const std::array<float, 3> light = processor_->atmospheric_light();
       for (std::size_t c = 0; c < 3; ++c) light_[c].store(light[c]);
       light_sampled_us_ = steady_us();
     }
-    if (options_.on_frame_processed) options_.on_frame_processed(item.device_picture ? ImageView{} : item.frame->view, output);
+    if (options_.hooks.on_frame_processed) options_.hooks.on_frame_processed(item.device_picture ? ImageView{} : item.frame->view, output);
   }
 
   // Overlapped processing: frame n+1's upload and frame n-1's download run while frame n
@@ -667,7 +667,7 @@ class Pipeline {
             std::clamp<std::int64_t>(latency / 1000, 0, kLatencyBuckets - 1))];
         ++latency_count_;
         progress_->frame_done(writer_->frames_written());
-        if (options_.on_frame_written) {
+        if (options_.hooks.on_frame_written) {
           FrameWritten written;
           written.frames = writer_->frames_written();
           written.expected_frames = expected_frames_;
@@ -678,7 +678,7 @@ class Pipeline {
           for (std::size_t c = 0; c < 3; ++c) written.atmospheric_light[c] = light_[c].load();
           written.haze_index = haze_index_.load();
           written.omega = omega_.load();
-          options_.on_frame_written(written);
+          options_.hooks.on_frame_written(written);
         }
       } else {
         writer_->write_packet(std::move(item->packet));
@@ -707,7 +707,7 @@ class Pipeline {
   std::optional<io::MediaWriter> writer_;
   std::optional<Progress> progress_;
   std::int64_t expected_frames_ = 0;
-  bool stop_asked() const { return options_.stop != nullptr && options_.stop->load(); }
+  bool stop_asked() const { return options_.hooks.stop != nullptr && options_.hooks.stop->load(); }
   int out_width_ = 0;
   int lanes_ = 0;
   FirstFailure failure_;

@@ -223,10 +223,10 @@ TEST_CASE("pipeline held chunk: every frame estimated before it is processed, he
     auto gate = std::make_shared<HeldGate>();
     auto estimator = make_cpu_processor(config);
     std::vector<FrameEstimate> published;
-    held.start_gate = gate;
-    held.hold_frames = 100;  // the whole clip waits in memory
-    held.estimator = estimator.get();
-    held.publish_estimates = [&](std::vector<FrameEstimate>&& estimates) {
+    held.hooks.start_gate = gate;
+    held.hooks.hold_frames = 100;  // the whole clip waits in memory
+    held.hooks.estimator = estimator.get();
+    held.hooks.publish_estimates = [&](std::vector<FrameEstimate>&& estimates) {
       published = std::move(estimates);
       gate->release(TemporalState{});  // the clip's own start: a fresh stream
     };
@@ -257,10 +257,10 @@ TEST_CASE("pipeline held chunk: a failing estimator cancels the gate and the run
     std::string description() const override { return "no estimates"; }
   };
   auto estimator = std::make_unique<NoEstimates>();
-  held.start_gate = gate;
-  held.hold_frames = 100;
-  held.estimator = estimator.get();
-  held.publish_estimates = [](std::vector<FrameEstimate>&&) { FAIL("nothing to publish after a failure"); };
+  held.hooks.start_gate = gate;
+  held.hooks.hold_frames = 100;
+  held.hooks.estimator = estimator.get();
+  held.hooks.publish_estimates = [](std::vector<FrameEstimate>&&) { FAIL("nothing to publish after a failure"); };
   CHECK_THROWS_WITH(run_pipeline(held, make_cpu_processor(DeferredLanes::config())),
                     doctest::Contains("cannot estimate"));
   CHECK_FALSE(std::filesystem::exists(held.output));
