@@ -5,13 +5,16 @@
 # in the same run, concurrent bare `ffmpeg -c:v libx264 -preset veryfast` transcodes of the same
 # dehazed pictures (1, 2, 4, 8, 16 at once): the encoder's limit on this host.
 #   scripts/jobs-scaling.sh OUT_DIR      writes OUT_DIR/scaling.txt and OUT_DIR/scaling.json
-# Every row also gives the cores busy on average while it ran (from /proc/stat, the whole host).
+# Every row also gives the cores busy on average while it ran (from /proc/stat, the whole host),
+# and OUT_DIR/timelines.txt the cores busy in each half second of it (where a run leaves cores idle:
+# its start, its waits, its end).
 # FRAMES (3008) sets the input's length; JOB_ROWS ("4x12 8x16 8x32") the `--chunks N --gpus all`
 # rows as WORKERSxCHUNKS per GPU, and NVDEC_WORKERS ("4") the workers per GPU of the same rows on
 # NVDEC (three chunks each); BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only
 # the single run, --chunks auto, --chunks 4 on one worker, the JOB_ROWS and the bare transcodes
 # (for long inputs); an empty JOB_ROWS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0
-# the independent single runs.
+# the independent single runs. AUTO_VARIANTS ("") adds `--chunks auto` rows with more arguments,
+# one row per ';'-separated list (e.g. "--encoder-opt threads=6;--set input.decoder_threads=2").
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -30,6 +33,25 @@ busy_since() {  # "busy total" from cpu_jiffies: the cores busy on average since
   local b0=${1% *} t0=${1#* } b1 t1
   read -r b1 t1 < <(cpu_jiffies)
   awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v c="$cores" 'BEGIN{printf "%.1f", (t > 0 ? b / t * c : 0)}'
+}
+# The cores busy in each half second, written to $timeline_file until timeline_stop.
+timeline_start() {
+  timeline_file=$(mktemp)
+  (
+    read -r b0 t0 < <(cpu_jiffies)
+    while sleep 0.5; do
+      read -r b1 t1 < <(cpu_jiffies)
+      awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v c="$cores" 'BEGIN{printf "%.0f ", (t > 0 ? b / t * c : 0)}'
+      b0=$b1 t0=$t1
+    done
+  ) >"$timeline_file" &
+  timeline_pid=$!
+}
+timeline_stop() {  # name: one line of OUT/timelines.txt
+  kill "$timeline_pid" 2>/dev/null
+  wait "$timeline_pid" 2>/dev/null
+  printf '%-60s %s\n' "$1" "$(cat "$timeline_file")" >>"$OUT/timelines.txt"
+  rm -f "$timeline_file"
 }
 count_frames() { "$FP" -v error -count_packets -select_streams v:0 -show_entries stream=nb_read_packets -of csv=p=0 "$1"; }
 
@@ -58,6 +80,7 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   rm -f "$out"
   local t0 t1 rc j0
   j0=$(cpu_jiffies)
+  timeline_start
   t0=$(now)
   local env=()
   if [[ $1 == env=* ]]; then env=("${1#env=}"); shift; fi
@@ -66,6 +89,7 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   t1=$(now)
   local busy
   busy=$(busy_since "$j0")
+  timeline_stop "$name"
   record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc" "$busy"
 }
 
@@ -73,6 +97,12 @@ hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, 1 GPU, GPU waits spinning (HAZEFREE_GPU_WAIT=spin)" env=HAZEFREE_GPU_WAIT=spin "$input" /tmp/scaling-single-spin.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, NVDEC" --hwdec cuda "$input" /tmp/scaling-single-nvdec.mp4
 hazefree_run "--chunks auto" --chunks auto "$input" /tmp/scaling-auto.mp4
+IFS=';' read -r -a auto_variants <<<"${AUTO_VARIANTS:-}"
+for variant in "${auto_variants[@]}"; do
+  [[ -n $variant ]] || continue
+  # shellcheck disable=SC2086
+  hazefree_run "--chunks auto $variant" --chunks auto $variant "$input" /tmp/scaling-auto-variant.mp4
+done
 hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), two-pass (--job-memory 1)" --chunks 4 --gpus 0 --job-memory 1 "$input" /tmp/scaling-c4g0-2pass.mp4
@@ -111,6 +141,7 @@ fi
 best=0
 for k in ${BARE-1 2 4 8 16}; do
   j0=$(cpu_jiffies)
+  timeline_start
   t0=$(now)
   for i in $(seq 1 $k); do
     "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/scaling-bare-$i.mp4" &
@@ -118,6 +149,7 @@ for k in ${BARE-1 2 4 8 16}; do
   wait
   t1=$(now)
   seconds=$(awk "BEGIN{print $t1 - $t0}")
+  timeline_stop "bare x264, $k at once"
   record "bare ffmpeg x264 veryfast of the dehazed pictures, $k at once" "$seconds" $((frames * k)) 0 "$(busy_since "$j0")"
   best=$(awk -v a="$best" -v b="$(awk "BEGIN{print $frames * $k / $seconds}")" 'BEGIN{print (b > a) ? b : a}')
 done
