@@ -1,11 +1,12 @@
 #include "common/config_key.hpp"
 
+#include "common/option_rows.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <optional>
 
 namespace hazefree {
 
@@ -93,65 +94,8 @@ namespace {
 
 const std::vector<Mode> kAllModes = {Mode::dcp, Mode::he, Mode::ahe};
 
-KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::vector<Mode> modes, std::string flag = "") {
-  KeySpec s;
-  s.name = std::move(name);
-  s.help = std::move(help);
-  s.kind = kind;
-  s.modes = std::move(modes);
-  s.flag = std::move(flag);
-  return s;
-}
-
-// An integer or number field; its bounds are checked by validate().
-template <typename T, typename Access>
-ProcessingKey number_key(KeySpec spec, Bounds bounds, Access access) {
-  spec.bounds = bounds;
-  spec.range = range_text(spec);
-  ProcessingKey k;
-  k.spec = spec;
-  k.set = [spec, access](ProcessingConfig& c, const std::string& text) {
-    if constexpr (std::is_integral_v<T>) {
-      const long long value = parse_integer(spec, text);
-      if (value < std::numeric_limits<T>::lowest() || value > std::numeric_limits<T>::max()) refuse_value(spec, text);
-      access(c) = static_cast<T>(value);
-    } else {
-      const T value = static_cast<T>(parse_number(spec, text));
-      if (!std::isfinite(value)) refuse_value(spec, text);  // finite as a double, not as a float
-      access(c) = value;
-    }
-  };
-  k.get = [access](const ProcessingConfig& c) { return fmt::format("{}", access(c)); };
-  k.number = [access](const ProcessingConfig& c) { return static_cast<double>(access(c)); };
-  return k;
-}
-
-template <typename Enum, typename Parse, typename Access>
-ProcessingKey choice_key(KeySpec spec, std::vector<std::string> choices, Parse parse, Access access) {
-  spec.choices = std::move(choices);
-  spec.range = range_text(spec);
-  ProcessingKey k;
-  k.spec = spec;
-  k.set = [spec, parse, access](ProcessingConfig& c, const std::string& text) {
-    const std::optional<Enum> value = parse(text);
-    if (!value) refuse_value(spec, text);
-    access(c) = *value;
-  };
-  k.get = [access](const ProcessingConfig& c) {
-    return fmt::format("\"{}\"", to_string(access(c)));
-  };
-  return k;
-}
-
-template <typename Access>
-ProcessingKey boolean_key(KeySpec spec, Access access) {
-  spec.range = range_text(spec);
-  ProcessingKey k;
-  k.spec = spec;
-  k.set = [spec, access](ProcessingConfig& c, const std::string& text) { access(c) = parse_boolean(spec, text); };
-  k.get = [access](const ProcessingConfig& c) { return std::string(access(c) ? "true" : "false"); };
-  return k;
-}
+// The bounds are checked by validate(), over the whole configuration.
+using Rows = OptionRows<ProcessingConfig, BoundsCheck::by_validate>;
 
 Roi parse_roi(const KeySpec& spec, const std::string& text) {
   if (text.empty()) return Roi{};
@@ -176,88 +120,89 @@ std::vector<ProcessingKey> make_processing_keys() {
   using K = ConfigKind;
   const std::vector<Mode> dcp = {Mode::dcp}, he = {Mode::he}, ahe = {Mode::ahe}, equalize = {Mode::he, Mode::ahe};
   std::vector<ProcessingKey> k;
-  k.push_back(choice_key<Mode>(
+  k.push_back(Rows::choice<Mode>(
       spec_of("mode", "algorithm: dark channel prior dehazing, global HE, sliding-window AHE/CLAHE", K::choice, kAllModes,
               "-m,--mode"),
       {"dcp", "he", "ahe"}, parse_mode, [](auto& c) -> auto& { return c.mode; }));
-  k.push_back(choice_key<ColorMode>(
+  k.push_back(Rows::choice<ColorMode>(
       spec_of("color", "what he/ahe equalize: the Y plane, R,G,B each, a grey image, or the 12-bit BITS index (he only)",
               K::choice, equalize, "--color"),
       {"luma", "rgb", "grey", "rgb-bits"}, parse_color_mode, [](auto& c) -> auto& { return c.color; }));
-  k.push_back(choice_key<Backend>(
+  k.push_back(Rows::choice<Backend>(
       spec_of("backend", "where frames are processed (auto: CUDA when a usable GPU is present)", K::choice, kAllModes,
               "-b,--backend"),
       {"auto", "cuda", "cpu"}, parse_backend, [](auto& c) -> auto& { return c.backend; }));
-  k.push_back(number_key<int>(spec_of("threads", "CPU threads for the CPU backend (0 = all cores, 1 = sequential)",
-                                      K::integer, kAllModes, "--threads"),
-                              Bounds::closed(0, 1024), [](auto& c) -> auto& { return c.threads; }));
+  k.push_back(Rows::number<int>(spec_of("threads", "CPU threads for the CPU backend (0 = all cores, 1 = sequential)",
+                                            K::integer, kAllModes, "--threads"),
+                                    Bounds::closed(0, 1024), [](auto& c) -> auto& { return c.threads; }));
 
-  k.push_back(number_key<int>(spec_of("dcp.patch_radius", "dark channel patch radius r (window 2r+1), pixels", K::integer, dcp),
-                              Bounds::closed(0, 1000), [](auto& c) -> auto& { return c.dcp.patch_radius; }));
-  k.push_back(number_key<float>(spec_of("dcp.omega", "fraction of the haze removed", K::number, dcp),
-                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.omega; }));
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<int>(
+      spec_of("dcp.patch_radius", "dark channel patch radius r (window 2r+1), pixels", K::integer, dcp),
+      Bounds::closed(0, 1000), [](auto& c) -> auto& { return c.dcp.patch_radius; }));
+  k.push_back(Rows::number<float>(spec_of("dcp.omega", "fraction of the haze removed", K::number, dcp),
+                                      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.omega; }));
+  k.push_back(Rows::number<float>(
       spec_of("dcp.a_top_fraction", "fraction of 32x32 blocks averaged for the atmospheric light", K::number, dcp),
       Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_top_fraction; }));
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<float>(
       spec_of("dcp.a_smoothing", "step of the atmospheric light towards each new estimate", K::number, dcp),
       Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.a_smoothing; }));
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<float>(
       spec_of("dcp.a_max_step", "largest change of the atmospheric light per frame and channel (1 = full scale)",
               K::number, dcp),
       Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_max_step; }));
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<float>(
       spec_of("dcp.a_scene_cut", "mean change of the estimate that counts as a scene cut (resets the light)", K::number,
               dcp),
       Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.a_scene_cut; }));
-  k.push_back(number_key<int>(spec_of("dcp.gf_radius", "guided filter radius, pixels", K::integer, dcp),
-                              Bounds::closed(1, 4096), [](auto& c) -> auto& { return c.dcp.gf_radius; }));
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<int>(spec_of("dcp.gf_radius", "guided filter radius, pixels", K::integer, dcp),
+                                    Bounds::closed(1, 4096), [](auto& c) -> auto& { return c.dcp.gf_radius; }));
+  k.push_back(Rows::number<float>(
       spec_of("dcp.gf_eps", "guided filter regulariser (edge keeping: smaller keeps more)", K::number, dcp),
       Bounds::above(0), [](auto& c) -> auto& { return c.dcp.gf_eps; }));
-  k.push_back(number_key<int>(
+  k.push_back(Rows::number<int>(
       spec_of("dcp.gf_subsample", "fast guided filter subsampling factor (1 = exact)", K::integer, dcp),
       Bounds::closed(1, 64), [](auto& c) -> auto& { return c.dcp.gf_subsample; }));
-  k.push_back(number_key<float>(spec_of("dcp.k_tolerance", "bright-region tolerance K (0 = off)", K::number, dcp),
-                                Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.k_tolerance; }));
-  k.push_back(number_key<float>(spec_of("dcp.t0", "lower bound of the transmission in the recovery", K::number, dcp),
-                                Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.t0; }));
-  k.push_back(number_key<float>(spec_of("dcp.brightness", "brightness boost B of J + (1 - J) J B", K::number, dcp),
-                                Bounds::closed(0, 1), [](auto& c) -> auto& { return c.dcp.brightness; }));
-  k.push_back(boolean_key(
+  k.push_back(Rows::number<float>(spec_of("dcp.k_tolerance", "bright-region tolerance K (0 = off)", K::number, dcp),
+                                      Bounds::at_least(0), [](auto& c) -> auto& { return c.dcp.k_tolerance; }));
+  k.push_back(Rows::number<float>(spec_of("dcp.t0", "lower bound of the transmission in the recovery", K::number, dcp),
+                                      Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.dcp.t0; }));
+  k.push_back(Rows::number<float>(spec_of("dcp.brightness", "brightness boost B of J + (1 - J) J B", K::number, dcp),
+                                      Bounds::closed(0, 1), [](auto& c) -> auto& { return c.dcp.brightness; }));
+  k.push_back(Rows::boolean(
       spec_of("dcp.auto_strength",
               "auto defog: omega and brightness follow the frame's haze index (none on a clear scene, the "
               "configured values in dense haze)",
               K::boolean, dcp, "--auto-strength"),
       [](auto& c) -> auto& { return c.dcp.auto_strength; }));
 
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<float>(
       spec_of("he.temporal", "temporal smoothing of the histogram for video (1 = off)", K::number, he),
       Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.he.temporal; }));
   {
-    ProcessingKey roi;
-    roi.spec = spec_of("he.roi",
-                       "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the "
-                       "whole frame",
-                       K::text, he);
-    roi.spec.accepted = "x,y,w,h or empty";
-    roi.spec.range = range_text(roi.spec);
-    KeySpec refused = roi.spec;  // the message of a malformed rectangle says more than the range
+    KeySpec spec = spec_of("he.roi",
+                           "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the "
+                           "whole frame",
+                           K::text, he);
+    spec.accepted = "x,y,w,h or empty";
+    spec.range = range_text(spec);
+    ProcessingKey roi = Rows::with_spec(spec);
+    KeySpec refused = spec;  // the message of a malformed rectangle says more than the range
     refused.range = "x,y,w,h with x,y >= 0 and w,h > 0 (or empty for the whole frame)";
     roi.set = [refused](ProcessingConfig& c, const std::string& text) { c.he.roi = parse_roi(refused, text); };
     roi.get = [](const ProcessingConfig& c) {
       const Roi& r = c.he.roi;
-      return r.empty() ? std::string("\"\"") : fmt::format("\"{},{},{},{}\"", r.x, r.y, r.w, r.h);
+      return toml_string(r.empty() ? std::string() : fmt::format("{},{},{},{}", r.x, r.y, r.w, r.h));
     };
     k.push_back(roi);
   }
   {
     Bounds window = Bounds::closed(3, 8191);
     window.odd = true;
-    k.push_back(number_key<int>(spec_of("ahe.window", "AHE window side, pixels", K::integer, ahe, "--window"), window,
-                                [](auto& c) -> auto& { return c.ahe.window; }));
+    k.push_back(Rows::number<int>(spec_of("ahe.window", "AHE window side, pixels", K::integer, ahe, "--window"), window,
+                                      [](auto& c) -> auto& { return c.ahe.window; }));
   }
-  k.push_back(number_key<float>(
+  k.push_back(Rows::number<float>(
       spec_of("ahe.clip", "CLAHE clip limit in OpenCV units (0 = plain AHE)", K::number, ahe, "--clip"),
       Bounds::at_least(0), [](auto& c) -> auto& { return c.ahe.clip; }));
   return k;

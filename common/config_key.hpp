@@ -1,10 +1,10 @@
 // The typed description of one configuration key: its kind, numeric bounds (open or closed
-// ends), choices, help, the modes whose processor uses it and its command-line shortcut. The
-// options table (pipeline/options) is a list of these with a setter and a getter each; from a
-// row come the range text, the checks, the shortcut flags, --print-config, the library's
-// ConfigKeyInfo and, through it, the Python keywords and the GStreamer properties. The rows of
-// the processing parameters are here, beside their structs, so that validate() checks the very
-// bounds the table shows.
+// ends), choices, help, the modes whose processor uses it and its command-line shortcut; and
+// OptionRow, that description with a setter and a getter over a target. The options table
+// (pipeline/options) is a list of rows; from a row come the range text, the checks, the shortcut
+// flags, --print-config, the library's ConfigKeyInfo and, through it, the Python keywords and the
+// GStreamer properties. The rows of the processing parameters are here, beside their structs, so
+// that validate() checks the very bounds the table shows.
 #pragma once
 
 #include <cstdint>
@@ -79,14 +79,27 @@ bool parse_boolean(const KeySpec& spec, const std::string& text);
 void check_bounds(const KeySpec& spec, double value, const std::string& text);
 [[noreturn]] void refuse_value(const KeySpec& spec, const std::string& text);
 
-// A key of ProcessingConfig: its description, and its value as text (the TOML form) and as a
-// number (integer and number keys).
-struct ProcessingKey {
-  KeySpec spec;
-  std::function<void(ProcessingConfig&, const std::string&)> set;  // parses; validate() checks bounds
-  std::function<std::string(const ProcessingConfig&)> get;         // as written in TOML
-  std::function<double(const ProcessingConfig&)> number;           // integer and number keys
+// BoundsCheck says when a numeric row's bounds are checked: as its value is set (a run's
+// options), or later over the whole target (the processing parameters: validate(), so that a
+// preset's value may be replaced by a flag before anything is refused).
+enum class BoundsCheck : std::uint8_t { when_set, by_validate };
+
+// One row of an options table over `Target` (ProcessingConfig here, a run's options in
+// pipeline/options.hpp, as FFmpeg's AVOption rows over a context): the key's description, its
+// value as text (the TOML form) and as a number. The rows are made by common/option_rows.hpp.
+template <typename Target>
+struct OptionRow : KeySpec {
+  // A table of key = value pairs (output.encoder_options): each setter call adds one "key=value"
+  // (an empty text clears them, "{ k = "v", ... }" replaces them); TOML writes it as a table,
+  // the command line's flag is repeatable.
+  bool table = false;
+  std::function<void(Target&, const std::string&)> set;  // parses; throws KeyError naming the key
+  std::function<std::string(const Target&)> get;         // as written in TOML
+  std::function<double(const Target&)> number;           // integer and number keys
 };
+
+// A key of ProcessingConfig; its bounds are checked by validate().
+using ProcessingKey = OptionRow<ProcessingConfig>;
 
 // mode, color, backend, threads, dcp.*, he.*, ahe.*, in the table's order.
 const std::vector<ProcessingKey>& processing_keys();

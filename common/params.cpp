@@ -57,7 +57,7 @@ std::optional<Backend> parse_backend(const std::string& text) {
 void validate(const ProcessingConfig& c) {
   // Each key's bounds, as the options table shows them (common/config_key).
   for (const ProcessingKey& key : processing_keys())
-    if (key.number) check_bounds(key.spec, key.number(c), key.get(c));
+    if (key.number) check_bounds(key, key.number(c), key.get(c));
   const Roi& r = c.he.roi;
   if (r.x < 0 || r.y < 0 || r.w < 0 || r.h < 0)
     throw KeyError("he.roi", "he.roi must have x, y >= 0 and w, h >= 0");

@@ -1,5 +1,7 @@
 #include "pipeline/options.hpp"
 
+#include "common/option_rows.hpp"
+#include "common/toml_value.hpp"
 #include "pipeline/frame_stats.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,101 +14,14 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <limits>
 #include <optional>
-#include <sstream>
 
 namespace hazefree {
 namespace {
 
-// A TOML basic string by toml++'s own writer: quotes, backslashes and control characters escaped,
-// UTF-8 kept as it is, so that the text parses back to the same value (--print-config, a job's
-// settings). Text that is not UTF-8 has no TOML form: the writer escapes its bytes as the code
-// points of the same numbers, which read back as other text.
-std::string quote(const std::string& s) {
-  std::ostringstream out;
-  out << toml::toml_formatter{toml::value<std::string>{s}, toml::format_flags::allow_unicode_strings};
-  return out.str();
-}
-
-KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::string flag = "") {
-  KeySpec s;
-  s.name = std::move(name);
-  s.help = std::move(help);
-  s.kind = kind;
-  s.flag = std::move(flag);
-  return s;
-}
-
-// The row of a processing parameter (common/config_key.cpp), on the run's options.
-ConfigKey processing_row(const ProcessingKey& p) {
-  ConfigKey key;
-  static_cast<KeySpec&>(key) = p.spec;
-  key.set = [&p](RunOptions& o, const std::string& v) { p.set(o.processing, v); };
-  key.get = [&p](const RunOptions& o) { return p.get(o.processing); };
-  return key;
-}
-
-// A numeric key of the run, checked against its bounds as it is set; `words` are taken besides
-// a number, each setting the field to its value.
-template <typename T, typename Access>
-ConfigKey number_key(KeySpec spec, Bounds bounds, Access access,
-                     std::vector<std::pair<std::string, T>> words = {}) {
-  spec.bounds = bounds;
-  for (const auto& w : words) spec.choices.push_back(w.first);
-  spec.range = range_text(spec);
-  ConfigKey key;
-  static_cast<KeySpec&>(key) = spec;
-  key.set = [spec, access, words](RunOptions& o, const std::string& v) {
-    for (const auto& w : words) {
-      if (v == w.first) {
-        access(o) = w.second;
-        return;
-      }
-    }
-    T value{};
-    if constexpr (std::is_integral_v<T>) {
-      const long long n = parse_integer(spec, v);
-      if (n < std::numeric_limits<T>::lowest() || n > std::numeric_limits<T>::max()) refuse_value(spec, v);
-      value = static_cast<T>(n);
-    } else {
-      value = static_cast<T>(parse_number(spec, v));
-    }
-    if (!words.empty() && !spec.bounds.contains(static_cast<double>(value))) refuse_value(spec, v);
-    check_bounds(spec, static_cast<double>(value), v);
-    access(o) = value;
-  };
-  key.get = [access, words](const RunOptions& o) {
-    const T value = access(o);
-    for (const auto& w : words)
-      if (value == w.second) return quote(w.first);
-    return fmt::format("{}", value);
-  };
-  return key;
-}
-
-template <typename Access>
-ConfigKey string_key(KeySpec spec, std::string accepted, Access access) {
-  spec.accepted = std::move(accepted);
-  spec.range = range_text(spec);
-  ConfigKey key;
-  static_cast<KeySpec&>(key) = spec;
-  key.set = [access](RunOptions& o, const std::string& v) { access(o) = v; };
-  key.get = [access](const RunOptions& o) { return quote(access(o)); };
-  return key;
-}
-
-template <typename Access>
-ConfigKey bool_key(KeySpec spec, Access access) {
-  spec.range = range_text(spec);
-  ConfigKey key;
-  static_cast<KeySpec&>(key) = spec;
-  key.set = [spec, access](RunOptions& o, const std::string& v) { access(o) = parse_boolean(spec, v); };
-  key.get = [access](const RunOptions& o) {
-    return access(o) ? std::string("true") : std::string("false");
-  };
-  return key;
-}
+// A run's numeric keys are checked against their bounds as they are set; the processing rows
+// (common/config_key.cpp) are checked by validate() in finalize_options().
+using Rows = OptionRows<RunOptions, BoundsCheck::when_set>;
 
 // A time key: seconds, or ffmpeg's [HH:]MM:SS[.m...]; `none` (RunOptions::kNone) where the key
 // may be left unset.
@@ -116,8 +31,7 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
   if (unset_allowed) spec.choices = {"none"};
   spec.help += "; seconds or [HH:]MM:SS[.frac]";
   spec.range = range_text(spec);
-  ConfigKey key;
-  static_cast<KeySpec&>(key) = spec;
+  ConfigKey key = Rows::with_spec(spec);
   key.set = [spec, unset_allowed, access](RunOptions& o, const std::string& v) {
     if (unset_allowed && v == "none") {
       access(o) = RunOptions::kNone;
@@ -130,12 +44,12 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
   };
   key.get = [access](const RunOptions& o) {
     const double v = access(o);
-    return v == RunOptions::kNone ? quote("none") : fmt::format("{}", v);
+    return v == RunOptions::kNone ? toml_string("none") : fmt::format("{}", v);
   };
   return key;
 }
 
-// One value of output.encoder_options (see ConfigKey::table).
+// One value of output.encoder_options (see OptionRow::table).
 void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>& options, const std::string& v) {
   if (v.empty()) {
     options.clear();
@@ -152,12 +66,11 @@ void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>&
     if (!t) refuse_value(spec, v);
     options.clear();
     for (const auto& [name, node] : *t) {
-      std::string value;
-      if (auto str = node.as_string()) value = str->get();
-      else if (auto i = node.as_integer()) value = std::to_string(i->get());
-      else if (auto d = node.as_floating_point()) value = fmt::format("{}", d->get());
-      else refuse_value(spec, v);
-      options[std::string(name.str())] = value;
+      // An encoder option is a string or a number (FFmpeg's text form of either).
+      const std::optional<std::string> value =
+          node.is_boolean() || node.is_array() ? std::nullopt : toml_value_text(node);
+      if (!value) refuse_value(spec, v);
+      options[std::string(name.str())] = *value;
     }
     return;
   }
@@ -167,23 +80,33 @@ void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>&
   options[v.substr(0, eq)] = v.substr(eq + 1);
 }
 
-std::vector<ConfigKey> make_keys() {
+// The processing parameters (common/config_key.cpp) on the run's options, those outside a
+// section first (TOML: before the first section), then the file run's own keys outside a
+// section, then the sections dcp, he, ahe.
+std::vector<ConfigKey> processing_and_run_keys() {
   using K = ConfigKind;
+  const auto processing = [](auto& o) -> auto& { return o.processing; };
+  const auto in_section = [](const ProcessingKey& p) { return p.name.find('.') != std::string::npos; };
   std::vector<ConfigKey> k;
-  // TOML: the keys outside a section come before the first section.
   for (const ProcessingKey& p : processing_keys())
-    if (p.spec.name.find('.') == std::string::npos) k.push_back(processing_row(p));
-  k.push_back(bool_key(spec_of("side_by_side", "write the input and the result next to each other", K::boolean,
-                               "--side-by-side"),
-                       [](auto& o) -> auto& { return o.side_by_side; }));
-  k.push_back(string_key(spec_of("stats",
+    if (!in_section(p)) k.push_back(Rows::of_part(p, processing));
+  k.push_back(Rows::boolean(spec_of("side_by_side", "write the input and the result next to each other", K::boolean,
+                                    "--side-by-side"),
+                            [](auto& o) -> auto& { return o.side_by_side; }));
+  k.push_back(Rows::text(spec_of("stats",
                                  "write one JSON line per frame to this file: frame, pts_time, haze_index, omega, "
                                  "atmospheric_light (DCP's figures; null in other modes)",
                                  K::text, "--stats"),
                          "a file name", [](auto& o) -> auto& { return o.stats_path; }));
   for (const ProcessingKey& p : processing_keys())
-    if (p.spec.name.find('.') != std::string::npos) k.push_back(processing_row(p));
+    if (in_section(p)) k.push_back(Rows::of_part(p, processing));
+  return k;
+}
 
+// input.*: the span, the demuxer and decoder, and live sources' stalls and reconnections.
+std::vector<ConfigKey> input_keys() {
+  using K = ConfigKind;
+  std::vector<ConfigKey> k;
   k.push_back(time_key(spec_of("input.start",
                                "start here (ffmpeg's -ss): seek to the keyframe at or before it, then drop the pictures "
                                "before it; the output's timestamps start at zero",
@@ -195,121 +118,147 @@ std::vector<ConfigKey> make_keys() {
   k.push_back(time_key(spec_of("input.to", "stop at this position of the input (ffmpeg's -to); none = the end",
                                K::number, "--to"),
                        Bounds::above(0), true, [](auto& o) -> auto& { return o.trim_to; }));
-  k.push_back(string_key(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
+  k.push_back(Rows::text(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
                                  K::text, "--input-format"),
                          "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
-  k.push_back(string_key(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
+  k.push_back(Rows::text(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
                          [](auto& o) -> auto& { return o.input_size; }));
-  k.push_back(string_key(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
+  k.push_back(Rows::text(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
                          "a rate such as 25 or 30000/1001", [](auto& o) -> auto& { return o.input_rate; }));
-  k.push_back(string_key(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
+  k.push_back(Rows::text(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
                          "an FFmpeg pixel format", [](auto& o) -> auto& { return o.input_pixel_format; }));
-  k.push_back(string_key(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
+  k.push_back(Rows::text(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
                                  K::text, "--hwdec"),
                          "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
-  k.push_back(number_key<int>(spec_of("input.threads", "decoder threads (0 = automatic)", K::integer),
-                              Bounds::closed(0, 256), [](auto& o) -> auto& { return o.input_options.decoder_threads; }));
-  k.push_back(number_key<double>(spec_of("input.timeout",
-                                         "seconds without a packet that count as a stall (0 = never); auto: 5 with "
-                                         "--live for network and camera sources, else 0",
-                                         K::number),
-                                 Bounds::closed(0, 86400), [](auto& o) -> auto& { return o.input_timeout; },
-                                 {{"auto", RunOptions::kAutoTimeout}}));
-  k.push_back(number_key<int>(spec_of("input.reconnect",
-                                      "with --live, times a network or camera source that stalled, failed or ended is "
-                                      "reopened (back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0",
-                                      K::integer),
-                              Bounds::closed(0, 1000000), [](auto& o) -> auto& { return o.input_reconnect; },
-                              {{"auto", RunOptions::kAuto}, {"unlimited", RunOptions::kUnlimited}}));
-  k.push_back(string_key(spec_of("output.format", "force the output container; empty = from the name (y4m on a pipe)",
+  k.push_back(Rows::number<int>(spec_of("input.threads", "decoder threads (0 = automatic)", K::integer),
+                                Bounds::closed(0, 256), [](auto& o) -> auto& { return o.input_options.decoder_threads; }));
+  k.push_back(Rows::number<double>(spec_of("input.timeout",
+                                           "seconds without a packet that count as a stall (0 = never); auto: 5 with "
+                                           "--live for network and camera sources, else 0",
+                                           K::number),
+                                   Bounds::closed(0, 86400), [](auto& o) -> auto& { return o.input_timeout; },
+                                   {{"auto", RunOptions::kAutoTimeout}}));
+  k.push_back(Rows::number<int>(spec_of("input.reconnect",
+                                        "with --live, times a network or camera source that stalled, failed or ended is "
+                                        "reopened (back-off 0.5 s doubling to 8 s); auto: unlimited with --live, else 0",
+                                        K::integer),
+                                Bounds::closed(0, 1000000), [](auto& o) -> auto& { return o.input_reconnect; },
+                                {{"auto", RunOptions::kAuto}, {"unlimited", RunOptions::kUnlimited}}));
+  return k;
+}
+
+// output.depth: auto or a number of bits, written as a number.
+ConfigKey output_depth_key() {
+  KeySpec spec = spec_of("output.depth",
+                         "bits per sample of the output (auto: the input's own); frames are converted to it before "
+                         "processing, so 8-bit input written at 10 bits is processed at 10 bits",
+                         ConfigKind::choice, "--output-depth");
+  spec.choices = {"auto", "8", "10", "12", "16"};
+  spec.range = range_text(spec);
+  ConfigKey depth = Rows::with_spec(spec);
+  depth.set = [spec](RunOptions& o, const std::string& v) {
+    if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) refuse_value(spec, v);
+    o.output_depth = v == "auto" ? 0 : std::stoi(v);
+  };
+  depth.get = [](const RunOptions& o) {
+    return o.output_depth == 0 ? toml_string("auto") : std::to_string(o.output_depth);
+  };
+  return depth;
+}
+
+// output.encoder_options: a table of the encoder's private options.
+ConfigKey encoder_options_key() {
+  KeySpec spec = spec_of("output.encoder_options",
+                         "private options of the encoder as key=value (x264-params, x265-params, svtav1-params, rc, "
+                         "...); an option the encoder does not know is refused before encoding",
+                         ConfigKind::text, "--encoder-opt");
+  spec.accepted = "key=value (repeatable), or a table";
+  spec.range = range_text(spec);
+  ConfigKey table = Rows::with_spec(spec);
+  table.table = true;
+  table.set = [spec](RunOptions& o, const std::string& v) {
+    set_encoder_option(spec, o.output_options.encoder_options, v);
+  };
+  table.get = [](const RunOptions& o) {
+    std::string text;
+    for (const auto& [name, value] : o.output_options.encoder_options)
+      text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", toml_string(name), toml_string(value));
+    return "{" + (text.empty() ? text : " " + text + " ") + "}";
+  };
+  return table;
+}
+
+// output.*: the container, the encoder and its rate control, the depth, the frame count.
+std::vector<ConfigKey> output_keys() {
+  using K = ConfigKind;
+  std::vector<ConfigKey> k;
+  k.push_back(Rows::text(spec_of("output.format", "force the output container; empty = from the name (y4m on a pipe)",
                                  K::text, "-f,--format"),
                          "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
-  k.push_back(string_key(spec_of("output.encoder",
+  k.push_back(Rows::text(spec_of("output.encoder",
                                  "video encoder; empty = libx264 for video files, the container's own for y4m/images",
                                  K::text, "--encoder"),
                          "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
-  {
-    ConfigKey depth;
-    static_cast<KeySpec&>(depth) =
-        spec_of("output.depth",
-                "bits per sample of the output (auto: the input's own); frames are converted to it before "
-                "processing, so 8-bit input written at 10 bits is processed at 10 bits",
-                K::choice, "--output-depth");
-    depth.choices = {"auto", "8", "10", "12", "16"};
-    depth.range = range_text(depth);
-    depth.set = [spec = static_cast<const KeySpec&>(depth)](RunOptions& o, const std::string& v) {
-      if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) refuse_value(spec, v);
-      o.output_depth = v == "auto" ? 0 : std::stoi(v);
-    };
-    depth.get = [](const RunOptions& o) {
-      return o.output_depth == 0 ? quote("auto") : std::to_string(o.output_depth);
-    };
-    k.push_back(depth);
-  }
-  k.push_back(number_key<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
-                                      K::integer, "--crf"),
-                              Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
-  k.push_back(string_key(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
+  k.push_back(output_depth_key());
+  k.push_back(Rows::number<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
+                                        K::integer, "--crf"),
+                                Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
+  k.push_back(Rows::text(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
                          [](auto& o) -> auto& { return o.output_options.preset; }));
-  k.push_back(number_key<std::int64_t>(
+  k.push_back(Rows::number<std::int64_t>(
       spec_of("output.frames", "write at most this many frames (ffmpeg's -frames:v); 0 = all", K::integer,
               "--frames"),
       Bounds::at_least(0), [](auto& o) -> auto& { return o.max_frames; }));
-  k.push_back(string_key(spec_of("output.bitrate", "target video bitrate (ffmpeg's -b:v), e.g. 4M or 2500k; empty = "
+  k.push_back(Rows::text(spec_of("output.bitrate", "target video bitrate (ffmpeg's -b:v), e.g. 4M or 2500k; empty = "
                                                    "the encoder's rate control (crf for libx264/libx265)",
                                  K::text, "--bitrate"),
                          "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bitrate; }));
-  k.push_back(string_key(spec_of("output.maxrate", "largest bitrate (VBV, with output.bufsize), e.g. 5M", K::text,
+  k.push_back(Rows::text(spec_of("output.maxrate", "largest bitrate (VBV, with output.bufsize), e.g. 5M", K::text,
                                  "--maxrate"),
                          "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.maxrate; }));
-  k.push_back(string_key(spec_of("output.bufsize", "rate-control buffer size (VBV), e.g. 10M", K::text, "--bufsize"),
+  k.push_back(Rows::text(spec_of("output.bufsize", "rate-control buffer size (VBV), e.g. 10M", K::text, "--bufsize"),
                          "bits, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bufsize; }));
-  k.push_back(number_key<int>(spec_of("output.keyint",
-                                      "largest distance between keyframes, in frames (ffmpeg's -g); 0 = the encoder's "
-                                      "own; a job's chunks each start with one",
-                                      K::integer, "-g,--keyint"),
-                              Bounds::closed(0, 100000), [](auto& o) -> auto& { return o.output_options.keyint; }));
-  k.push_back(string_key(spec_of("output.profile", "encoder profile (high, main, main10, ...); empty = the encoder's "
+  k.push_back(Rows::number<int>(spec_of("output.keyint",
+                                        "largest distance between keyframes, in frames (ffmpeg's -g); 0 = the encoder's "
+                                        "own; a job's chunks each start with one",
+                                        K::integer, "-g,--keyint"),
+                                Bounds::closed(0, 100000), [](auto& o) -> auto& { return o.output_options.keyint; }));
+  k.push_back(Rows::text(spec_of("output.profile", "encoder profile (high, main, main10, ...); empty = the encoder's "
                                                    "choice",
                                  K::text, "--profile"),
                          "a profile of the encoder", [](auto& o) -> auto& { return o.output_options.profile; }));
-  k.push_back(string_key(spec_of("output.tune", "encoder tuning (film, grain, animation, ...); empty = none", K::text,
+  k.push_back(Rows::text(spec_of("output.tune", "encoder tuning (film, grain, animation, ...); empty = none", K::text,
                                  "--tune"),
                          "a tune of the encoder", [](auto& o) -> auto& { return o.output_options.tune; }));
-  k.push_back(string_key(spec_of("output.pix_fmt",
+  k.push_back(Rows::text(spec_of("output.pix_fmt",
                                  "the encoder's pixel format (ffmpeg's -pix_fmt: yuv444p, yuv420p10le, ...), converted "
                                  "to from the frames; it must hold their depth; empty = the nearest the encoder takes",
                                  K::text, "--pix-fmt"),
-                         "an FFmpeg pixel format the encoder takes", [](auto& o) -> auto& { return o.output_options.pixel_format; }));
-  {
-    ConfigKey table;
-    static_cast<KeySpec&>(table) =
-        spec_of("output.encoder_options",
-                "private options of the encoder as key=value (x264-params, x265-params, svtav1-params, rc, ...); an "
-                "option the encoder does not know is refused before encoding",
-                K::text, "--encoder-opt");
-    table.accepted = "key=value (repeatable), or a table";
-    table.range = range_text(table);
-    table.table = true;
-    table.set = [spec = static_cast<const KeySpec&>(table)](RunOptions& o, const std::string& v) {
-      set_encoder_option(spec, o.output_options.encoder_options, v);
-    };
-    table.get = [](const RunOptions& o) {
-      std::string text;
-      for (const auto& [name, value] : o.output_options.encoder_options)
-        text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", quote(name), quote(value));
-      return "{" + (text.empty() ? text : " " + text + " ") + "}";
-    };
-    k.push_back(table);
-  }
-  k.push_back(bool_key(spec_of("pipeline.live",
-                               "low-latency mode for live sources: short queues, drop the oldest frame when behind",
-                               K::boolean, "--live"),
-                       [](auto& o) -> auto& { return o.live; }));
-  k.push_back(number_key<int>(spec_of("pipeline.queue_depth", "frames waiting between two stages", K::integer),
-                              Bounds::closed(1, 64), [](auto& o) -> auto& { return o.queue_depth; }));
-  // Every error of a setter as a usage error naming its key.
-  for (ConfigKey& key : k) {
+                         "an FFmpeg pixel format the encoder takes",
+                         [](auto& o) -> auto& { return o.output_options.pixel_format; }));
+  k.push_back(encoder_options_key());
+  return k;
+}
+
+// pipeline.*: how the stages run.
+std::vector<ConfigKey> pipeline_keys() {
+  using K = ConfigKind;
+  std::vector<ConfigKey> k;
+  k.push_back(Rows::boolean(spec_of("pipeline.live",
+                                    "low-latency mode for live sources: short queues, drop the oldest frame when behind",
+                                    K::boolean, "--live"),
+                            [](auto& o) -> auto& { return o.live; }));
+  k.push_back(Rows::number<int>(spec_of("pipeline.queue_depth", "frames waiting between two stages", K::integer),
+                                Bounds::closed(1, 64), [](auto& o) -> auto& { return o.queue_depth; }));
+  return k;
+}
+
+// The table in its order (config_keys()), every setter's error a usage error naming its key.
+std::vector<ConfigKey> make_keys() {
+  std::vector<ConfigKey> keys;
+  for (const std::vector<ConfigKey>& part : {processing_and_run_keys(), input_keys(), output_keys(), pipeline_keys()})
+    keys.insert(keys.end(), part.begin(), part.end());
+  for (ConfigKey& key : keys) {
     key.set = [set = key.set](RunOptions& o, const std::string& v) {
       try {
         set(o, v);
@@ -318,23 +267,12 @@ std::vector<ConfigKey> make_keys() {
       }
     };
   }
-  return k;
+  return keys;
 }
 
 // TOML value -> the text form the key setters parse.
 std::string node_text(const std::string& key, const toml::node& node) {
-  if (auto v = node.as_string()) return v->get();
-  if (auto v = node.as_integer()) return std::to_string(v->get());
-  if (auto v = node.as_floating_point()) return fmt::format("{}", v->get());
-  if (auto v = node.as_boolean()) return v->get() ? "true" : "false";
-  if (auto a = node.as_array()) {
-    std::string joined;
-    for (const toml::node& item : *a) {
-      if (!joined.empty()) joined += ",";
-      joined += node_text(key, item);
-    }
-    return joined;
-  }
+  if (std::optional<std::string> text = toml_value_text(node)) return *text;
   throw UsageError(key, fmt::format("{}: unsupported value type", key));
 }
 

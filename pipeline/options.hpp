@@ -1,6 +1,8 @@
-// Options of a run: one table of configuration keys (each row a typed KeySpec of
-// common/config_key.hpp with a setter and a getter) drives the TOML presets, --set key=value,
-// the command-line shortcuts, --print-config, the range checks and the library's key list.
+// Options of a run: one table of configuration keys (each row an OptionRow of
+// common/config_key.hpp: a typed KeySpec with a setter and a getter) drives the TOML presets,
+// --set key=value, the command-line shortcuts, --print-config, the range checks and the
+// library's key list. RunOptions holds the user's settings; what a program hands a run besides
+// (callbacks, a job's start state, a stop flag) is its RunHooks (pipeline/run_hooks.hpp).
 #pragma once
 
 #include <cstdint>
@@ -82,15 +84,9 @@ struct RunOptions {
 };
 
 // One configuration key: its typed description (name, help, kind, bounds, choices, modes,
-// shortcut flag, range text) and its value in the options.
-struct ConfigKey : KeySpec {
-  // A table of key = value pairs (output.encoder_options): each setter call adds one "key=value"
-  // (an empty text clears them, "{ k = "v", ... }" replaces them); TOML writes it as a table,
-  // the command line's flag is repeatable.
-  bool table = false;
-  std::function<void(RunOptions&, const std::string&)> set;  // parses and checks, throws UsageError
-  std::function<std::string(const RunOptions&)> get;         // as written in TOML
-};
+// shortcut flag, range text) and its value in the run's options (common/config_key.hpp); the
+// setters of config_keys() throw UsageError naming the key.
+using ConfigKey = OptionRow<RunOptions>;
 
 // The table: the keys outside a section first (mode, color, backend, threads, side_by_side), then
 // dcp.*, he.*, ahe.*, input.*, output.*, pipeline.*.

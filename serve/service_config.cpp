@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <toml++/toml.h>
+
+#include "common/toml_value.hpp"
 
 namespace hazefree::serve {
 namespace {
@@ -16,20 +19,6 @@ bool valid_name(const std::string& name) {
   });
 }
 
-// A TOML value as the options' text ("0.9", "true", "luma", "10,20,300,200").
-std::string value_text(const toml::node& node) {
-  if (const auto* text = node.as_string()) return text->get();
-  if (const auto* integer = node.as_integer()) return std::to_string(integer->get());
-  if (const auto* number = node.as_floating_point()) return fmt::format("{}", number->get());
-  if (const auto* flag = node.as_boolean()) return flag->get() ? "true" : "false";
-  if (const auto* array = node.as_array()) {
-    std::string joined;
-    for (const toml::node& element : *array) joined += (joined.empty() ? "" : ",") + value_text(element);
-    return joined;
-  }
-  throw std::invalid_argument("not a value a configuration key takes");
-}
-
 // The configuration keys of a [[stream]] table: "dcp.omega" from [stream.dcp] omega.
 void flatten(const toml::table& table, const std::string& prefix, Options& options) {
   for (const auto& [name, node] : table) {
@@ -38,11 +27,10 @@ void flatten(const toml::table& table, const std::string& prefix, Options& optio
       flatten(*section, key, options);
       continue;
     }
-    try {
-      options[key] = value_text(node);
-    } catch (const std::invalid_argument& e) {
-      throw OptionError(key, fmt::format("{}: {}", key, e.what()));
-    }
+    // The options' text ("0.9", "true", "luma", "10,20,300,200").
+    const std::optional<std::string> text = toml_value_text(node);
+    if (!text) throw OptionError(key, fmt::format("{}: not a value a configuration key takes", key));
+    options[key] = *text;
   }
 }
 

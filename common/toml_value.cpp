@@ -1,0 +1,36 @@
+#include "common/toml_value.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <type_traits>
+
+namespace hazefree {
+
+std::string toml_string(const std::string& text) {
+  std::ostringstream out;
+  out << toml::toml_formatter{toml::value<std::string>{text}, toml::format_flags::allow_unicode_strings};
+  return out.str();
+}
+
+std::optional<std::string> toml_value_text(const toml::node& node) {
+  if (const toml::array* array = node.as_array()) {
+    std::string joined;
+    for (const toml::node& element : *array) {
+      const std::optional<std::string> text = toml_value_text(element);
+      if (!text) return std::nullopt;
+      joined += (joined.empty() ? "" : ",") + *text;
+    }
+    return joined;
+  }
+  // Numbers by fmt's shortest form, not toml++'s writer: that one writes 0.9 as
+  // 0.90000000000000002 (toml++ 3.3 with GCC) and keeps 0x10 as written, which the setters refuse.
+  return node.visit([](const auto& value) -> std::optional<std::string> {
+    using Value = std::decay_t<decltype(value)>;
+    if constexpr (toml::is_string<Value>) return value.get();
+    else if constexpr (toml::is_number<Value> || toml::is_boolean<Value>) return fmt::format("{}", value.get());
+    else return std::nullopt;  // a table, a date, a time
+  });
+}
+
+}  // namespace hazefree

@@ -1,0 +1,25 @@
+// TOML values to and from the text the options' rows parse ("0.9", "true", "luma"), by toml++:
+// the one place where a preset's values become text, for the run's options (pipeline/options),
+// the encoder options' table and the service's [[stream]] tables (serve/service_config).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <toml++/toml.h>
+
+namespace hazefree {
+
+// A TOML basic string by toml++'s own writer: quotes, backslashes and control characters escaped,
+// UTF-8 kept as it is, so that the text parses back to the same value (--print-config, a job's
+// settings). Text that is not UTF-8 has no TOML form: the writer escapes its bytes as the code
+// points of the same numbers, which read back as other text.
+std::string toml_string(const std::string& text);
+
+// A TOML value as the text a row's setter parses: a string as it is, an integer, a float or a
+// boolean as its shortest text ("0.9", "16", "true"), an array as its elements' texts joined by
+// commas ("10,20,300,200"). Nothing (nullopt) for a table, a date or a time, or an array holding
+// one.
+std::optional<std::string> toml_value_text(const toml::node& node);
+
+}  // namespace hazefree
