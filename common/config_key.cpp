@@ -180,21 +180,20 @@ std::vector<ProcessingKey> make_processing_keys() {
       spec_of("he.temporal", "temporal smoothing of the histogram for video (1 = off)", K::number, he),
       Bounds::open_closed(0, 1), [](auto& c) -> auto& { return c.he.temporal; }));
   {
-    KeySpec spec = spec_of("he.roi",
-                           "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the "
-                           "whole frame",
-                           K::text, he);
-    spec.accepted = "x,y,w,h or empty";
-    spec.range = range_text(spec);
-    ProcessingKey roi = Rows::with_spec(spec);
-    KeySpec refused = spec;  // the message of a malformed rectangle says more than the range
+    KeySpec roi = spec_of("he.roi",
+                          "histogram only inside this rectangle x,y,w,h (empty: whole frame); the LUT applies to the "
+                          "whole frame",
+                          K::text, he);
+    roi.accepted = "x,y,w,h or empty";
+    KeySpec refused = roi;  // the message of a malformed rectangle says more than the range
     refused.range = "x,y,w,h with x,y >= 0 and w,h > 0 (or empty for the whole frame)";
-    roi.set = [refused](ProcessingConfig& c, const std::string& text) { c.he.roi = parse_roi(refused, text); };
-    roi.get = [](const ProcessingConfig& c) {
-      const Roi& r = c.he.roi;
-      return toml_string(r.empty() ? std::string() : fmt::format("{},{},{},{}", r.x, r.y, r.w, r.h));
-    };
-    k.push_back(roi);
+    k.push_back(Rows::custom(
+        roi,
+        [refused](const KeySpec&, ProcessingConfig& c, const std::string& text) { c.he.roi = parse_roi(refused, text); },
+        [](const ProcessingConfig& c) {
+          const Roi& r = c.he.roi;
+          return toml_string(r.empty() ? std::string() : fmt::format("{},{},{},{}", r.x, r.y, r.w, r.h));
+        }));
   }
   {
     Bounds window = Bounds::closed(3, 8191);

@@ -120,6 +120,17 @@ struct OptionRows {
     return row;
   }
 
+  // A row of its own kind: `set(spec, target, text)` parses the text (spec: the row's description,
+  // range text included, for refuse_value), `get(target)` writes the value as TOML.
+  template <typename Set, typename Get>
+  static Row custom(KeySpec spec, Set set, Get get) {
+    spec.range = range_text(spec);
+    Row row = with_spec(spec);
+    row.set = [spec, set](Target& t, const std::string& text) { set(spec, t, text); };
+    row.get = std::move(get);
+    return row;
+  }
+
   // The row of a part of the target (the processing parameters of a run's options).
   template <typename Part, typename Access>
   static Row of_part(const OptionRow<Part>& part, Access access) {

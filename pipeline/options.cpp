@@ -30,26 +30,25 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
   spec.bounds = bounds;
   if (unset_allowed) spec.choices = {"none"};
   spec.help += "; seconds or [HH:]MM:SS[.frac]";
-  spec.range = range_text(spec);
-  ConfigKey key = Rows::with_spec(spec);
-  key.set = [spec, unset_allowed, access](RunOptions& o, const std::string& v) {
-    if (unset_allowed && v == "none") {
-      access(o) = RunOptions::kNone;
-      return;
-    }
-    double seconds = 0.0;
-    if (!io::parse_time_text(v, &seconds)) refuse_value(spec, v);
-    check_bounds(spec, seconds, v);
-    access(o) = seconds;
-  };
-  key.get = [access](const RunOptions& o) {
-    const double v = access(o);
-    return v == RunOptions::kNone ? toml_string("none") : fmt::format("{}", v);
-  };
-  return key;
+  return Rows::custom(
+      spec,
+      [unset_allowed, access](const KeySpec& spec, RunOptions& o, const std::string& v) {
+        if (unset_allowed && v == "none") {
+          access(o) = RunOptions::kNone;
+          return;
+        }
+        double seconds = 0.0;
+        if (!io::parse_time_text(v, &seconds)) refuse_value(spec, v);
+        check_bounds(spec, seconds, v);
+        access(o) = seconds;
+      },
+      [access](const RunOptions& o) {
+        const double v = access(o);
+        return v == RunOptions::kNone ? toml_string("none") : fmt::format("{}", v);
+      });
 }
 
-// One value of output.encoder_options (see OptionRow::table).
+// One value of output.encoder_options.
 void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>& options, const std::string& v) {
   if (v.empty()) {
     options.clear();
@@ -148,44 +147,33 @@ std::vector<ConfigKey> input_keys() {
 }
 
 // output.depth: auto or a number of bits, written as a number.
-ConfigKey output_depth_key() {
-  KeySpec spec = spec_of("output.depth",
-                         "bits per sample of the output (auto: the input's own); frames are converted to it before "
-                         "processing, so 8-bit input written at 10 bits is processed at 10 bits",
-                         ConfigKind::choice, "--output-depth");
+ConfigKey output_depth_key(KeySpec spec) {
   spec.choices = {"auto", "8", "10", "12", "16"};
-  spec.range = range_text(spec);
-  ConfigKey depth = Rows::with_spec(spec);
-  depth.set = [spec](RunOptions& o, const std::string& v) {
-    if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) refuse_value(spec, v);
-    o.output_depth = v == "auto" ? 0 : std::stoi(v);
-  };
-  depth.get = [](const RunOptions& o) {
-    return o.output_depth == 0 ? toml_string("auto") : std::to_string(o.output_depth);
-  };
-  return depth;
+  return Rows::custom(
+      spec,
+      [](const KeySpec& spec, RunOptions& o, const std::string& v) {
+        if (std::find(spec.choices.begin(), spec.choices.end(), v) == spec.choices.end()) refuse_value(spec, v);
+        o.output_depth = v == "auto" ? 0 : std::stoi(v);
+      },
+      [](const RunOptions& o) { return o.output_depth == 0 ? toml_string("auto") : std::to_string(o.output_depth); });
 }
 
-// output.encoder_options: a table of the encoder's private options.
-ConfigKey encoder_options_key() {
-  KeySpec spec = spec_of("output.encoder_options",
-                         "private options of the encoder as key=value (x264-params, x265-params, svtav1-params, rc, "
-                         "...); an option the encoder does not know is refused before encoding",
-                         ConfigKind::text, "--encoder-opt");
+// output.encoder_options: a table of the encoder's private options (see OptionRow::table).
+ConfigKey encoder_options_key(KeySpec spec) {
   spec.accepted = "key=value (repeatable), or a table";
-  spec.range = range_text(spec);
-  ConfigKey table = Rows::with_spec(spec);
-  table.table = true;
-  table.set = [spec](RunOptions& o, const std::string& v) {
-    set_encoder_option(spec, o.output_options.encoder_options, v);
-  };
-  table.get = [](const RunOptions& o) {
-    std::string text;
-    for (const auto& [name, value] : o.output_options.encoder_options)
-      text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", toml_string(name), toml_string(value));
-    return "{" + (text.empty() ? text : " " + text + " ") + "}";
-  };
-  return table;
+  ConfigKey row = Rows::custom(
+      spec,
+      [](const KeySpec& spec, RunOptions& o, const std::string& v) {
+        set_encoder_option(spec, o.output_options.encoder_options, v);
+      },
+      [](const RunOptions& o) {
+        std::string text;
+        for (const auto& [name, value] : o.output_options.encoder_options)
+          text += fmt::format("{}{} = {}", text.empty() ? "" : ", ", toml_string(name), toml_string(value));
+        return "{" + (text.empty() ? text : " " + text + " ") + "}";
+      });
+  row.table = true;
+  return row;
 }
 
 // output.*: the container, the encoder and its rate control, the depth, the frame count.
@@ -199,7 +187,11 @@ std::vector<ConfigKey> output_keys() {
                                  "video encoder; empty = libx264 for video files, the container's own for y4m/images",
                                  K::text, "--encoder"),
                          "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
-  k.push_back(output_depth_key());
+  k.push_back(output_depth_key(spec_of("output.depth",
+                                        "bits per sample of the output (auto: the input's own); frames are converted "
+                                        "to it before processing, so 8-bit input written at 10 bits is processed at "
+                                        "10 bits",
+                                        K::choice, "--output-depth")));
   k.push_back(Rows::number<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
                                         K::integer, "--crf"),
                                 Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
@@ -236,7 +228,11 @@ std::vector<ConfigKey> output_keys() {
                                  K::text, "--pix-fmt"),
                          "an FFmpeg pixel format the encoder takes",
                          [](auto& o) -> auto& { return o.output_options.pixel_format; }));
-  k.push_back(encoder_options_key());
+  k.push_back(encoder_options_key(spec_of("output.encoder_options",
+                                          "private options of the encoder as key=value (x264-params, x265-params, "
+                                          "svtav1-params, rc, ...); an option the encoder does not know is refused "
+                                          "before encoding",
+                                          K::text, "--encoder-opt")));
   return k;
 }
 
