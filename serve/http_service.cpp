@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <toml++/toml.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -92,29 +94,6 @@ std::string option_text(const json& value, const std::string& key) {
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
   if (value.is_number()) return fmt::format("{}", value.get<double>());
   throw OptionError(key, fmt::format("{}: expected a string, a number or a boolean", key));
-}
-
-// The stream's options as a preset: every processor key at its value (given or default), the
-// other keys given in the file, in the table's order and sections.
-std::string preset_text(const Stream& stream) {
-  const Options options = stream.options();
-  std::string out = fmt::format("# hazefree preset of stream '{}'\n", stream.config().name);
-  std::string section;
-  for (const ConfigKeyInfo& key : configuration_keys()) {
-    const auto given = options.find(key.name);
-    if (given == options.end() && !key.processor_key) continue;
-    const std::string value = given != options.end() ? given->second : key.default_value;
-    const auto dot = key.name.find('.');
-    const std::string key_section = dot == std::string::npos ? "" : key.name.substr(0, dot);
-    if (key_section != section) {
-      out += fmt::format("\n[{}]\n", key_section);
-      section = key_section;
-    }
-    const bool quoted = key.kind == ConfigKeyInfo::Kind::choice || key.kind == ConfigKeyInfo::Kind::text;
-    out += fmt::format("{} = {}\n", dot == std::string::npos ? key.name : key.name.substr(dot + 1),
-                       quoted ? json_text(json(value)) : value);
-  }
-  return out;
 }
 
 json effective_options(const Stream& stream) {
@@ -711,6 +690,58 @@ class HttpServer final : public httplib::Server {
 
 }  // namespace
 
+namespace {
+
+// A key's value in a preset: a TOML integer, float or boolean where the text is one plainly (as
+// its kind wants), else the text as a string ("5/255", "auto", "luma"), which reads back the same.
+// toml++ 3.3 built with GCC writes a float with 17 significant digits (0.9 as
+// 0.90000000000000002): longer than the text given, but it reads back as the same number.
+void insert_value(toml::table& section, const std::string& leaf, const ConfigKeyInfo& key, const std::string& text) {
+  const char* const end = text.data() + text.size();
+  if (key.kind == ConfigKeyInfo::Kind::integer) {
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec == std::errc() && ptr == end) {
+      section.insert(leaf, value);
+      return;
+    }
+  } else if (key.kind == ConfigKeyInfo::Kind::number) {
+    double value = 0.0;
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec == std::errc() && ptr == end && std::isfinite(value)) {
+      section.insert(leaf, value);
+      return;
+    }
+  } else if (key.kind == ConfigKeyInfo::Kind::boolean && (text == "true" || text == "false")) {
+    section.insert(leaf, text == "true");
+    return;
+  }
+  section.insert(leaf, text);
+}
+
+}  // namespace
+
+std::string preset_text(const std::string& stream_name, const Options& options) {
+  toml::table preset;
+  for (const ConfigKeyInfo& key : configuration_keys()) {
+    const auto given = options.find(key.name);
+    if (given == options.end() && !key.processor_key) continue;
+    const std::string& value = given != options.end() ? given->second : key.default_value;
+    const auto dot = key.name.find('.');
+    if (dot == std::string::npos) {
+      insert_value(preset, key.name, key, value);
+      continue;
+    }
+    auto [section, added] = preset.emplace<toml::table>(key.name.substr(0, dot));
+    insert_value(*section->second.as_table(), key.name.substr(dot + 1), key, value);
+  }
+  std::ostringstream out;
+  // Basic strings, as --print-config writes them (toml++ would pick literal ones by default).
+  out << "# hazefree preset of stream '" << stream_name << "'\n"
+      << toml::toml_formatter{preset, toml::format_flags::allow_unicode_strings} << "\n";
+  return out.str();
+}
+
 std::string metrics_text(const std::vector<std::unique_ptr<Stream>>& streams, std::size_t gpu_memory_bytes) {
   std::vector<StreamStatus> all;
   for (const auto& stream : streams) all.push_back(stream->status());
@@ -930,7 +961,7 @@ struct HttpService::Impl {
       with_stream(req, res, [&](Stream& stream) { patch_options(stream, req, res); });
     });
     server.Get(R"(/api/streams/([A-Za-z0-9_-]+)/preset\.toml)", [this](const httplib::Request& req, httplib::Response& res) {
-      with_stream(req, res, [&](Stream& stream) { res.set_content(preset_text(stream), "application/toml"); });
+      with_stream(req, res, [&](Stream& stream) { res.set_content(preset_text(stream.config().name, stream.options()), "application/toml"); });
     });
     server.Get(R"(/api/streams/([A-Za-z0-9_-]+)/snapshot\.jpg)", [this](const httplib::Request& req, httplib::Response& res) {
       with_stream(req, res, [&](Stream& stream) { snapshot(stream, req, res); });

@@ -35,6 +35,11 @@ class HttpService {
   std::unique_ptr<Impl> impl_;
 };
 
+// A stream's options as a TOML preset, by toml++'s writer (strings with quotes, backslashes or
+// non-ASCII read back as given): every processor key at its value (given, else its default) and
+// the other keys given, in sections (toml++ writes a table's keys in name order).
+std::string preset_text(const std::string& stream_name, const Options& options);
+
 // The Prometheus text of the streams (exposed for the tests of its format).
 std::string metrics_text(const std::vector<std::unique_ptr<Stream>>& streams, std::size_t gpu_memory_bytes);
 
