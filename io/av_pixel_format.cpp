@@ -128,6 +128,14 @@ PixelFormat nearest_supported(AVPixelFormat format, int* depth) {
   return layout;
 }
 
+bool is_yuv_layout(AVPixelFormat format) {
+  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
+  if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BAYER))) {
+    return false;
+  }
+  return desc->nb_components - ((desc->flags & AV_PIX_FMT_FLAG_ALPHA) ? 1 : 0) == 3;
+}
+
 int sws_matrix_id(ColorMatrix matrix) {
   switch (matrix) {
     case ColorMatrix::bt709: return SWS_CS_ITU709;

@@ -27,5 +27,8 @@ PixelFormat nearest_supported(AVPixelFormat format, int* depth = nullptr);
 // Bits per sample of an FFmpeg format (its first component); 8 when unknown.
 int av_format_depth(AVPixelFormat format);
 bool is_full_range_yuv_format(AVPixelFormat format);  // yuvj420p, yuvj422p, yuvj444p
+// Whether `format` holds Y, Cb and Cr (an alpha plane aside), not RGB, palette, Bayer or grey
+// samples: a picture without a range tag is limited range only then.
+bool is_yuv_layout(AVPixelFormat format);
 
 }  // namespace hazefree::io::detail

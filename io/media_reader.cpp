@@ -1,24 +1,24 @@
 #include "io/media_reader.hpp"
 
-#include <pthread.h>
-
 #include <fmt/format.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <system_error>
 
 #include "io/av_error.hpp"
 #include "io/av_owners.hpp"
 #include "io/av_pixel_format.hpp"
 #include "io/clock.hpp"
+#include "io/picture_conversion.hpp"
+#include "io/span_filter.hpp"
+#include "io/stall_watch.hpp"
 #include "io/url.hpp"
-#include "io/depth_convert.hpp"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
@@ -61,14 +61,6 @@ ColorMatrix resolve_matrix(AVColorSpace space, int height) {
   }
 }
 
-bool is_yuv_layout(AVPixelFormat format) {
-  const AVPixFmtDescriptor* desc = av_pix_fmt_desc_get(format);
-  if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BAYER))) {
-    return false;
-  }
-  return desc->nb_components - ((desc->flags & AV_PIX_FMT_FLAG_ALPHA) ? 1 : 0) == 3;
-}
-
 Rational to_rational(AVRational value) { return Rational{value.num, value.den}; }
 
 // What NVDEC's pictures may be on the GPU: 4:2:0 semi-planar, the value in the high bits above
@@ -83,6 +75,10 @@ bool is_nvdec_layout(AVPixelFormat format) {
 }  // namespace
 
 struct MediaReader::Impl {
+  explicit Impl(const InputOptions& given)
+      : options(given), name(given.url), span(given, given.url), stall(given.stall_timeout_seconds),
+        conversion(given.url) {}
+
   InputOptions options;
   std::string name;  // the URL as the user gave it, for messages
   std::atomic<bool> interrupted{false};
@@ -96,65 +92,25 @@ struct MediaReader::Impl {
 
   Packet packet{av_packet_alloc()};   // the packet being demuxed
   Packet handed_out;                  // the last packet read() announced, for take_packet()
-  std::deque<Packet> early_packets;   // other streams' packets read before the first picture
+  // Other streams' packets read() hands out before anything else: those read before the first
+  // picture, and those the span held back until its end was known.
+  std::deque<Packet> early_packets;
   bool first_frame_pending = false;
   bool other_streams_only_now = false;  // options.other_streams_only, once the video is described
 
   FramePtr decoded{av_frame_alloc()};
-  FramePtr converted;  // allocated on the first frame that needs libswscale
-  SwsPtr scaler;
-  // The layout's depth before the depth conversion: the source's own (or what libswscale gives);
-  // info.depth differs from it when InputOptions::depth asks for another.
-  int layout_depth = 8;
-  Image depth_converted;  // --output-depth: the picture at info.depth
   DecodedFrame current;
   std::int64_t next_pts = AV_NOPTS_VALUE;  // for pictures without a timestamp
-  // The span of options.trim, on the first connection's clock: its start in microseconds, its
-  // ends in the video time base (the end moves to the first picture past --frames once seen).
-  bool trim_active = false;
-  std::int64_t trim_origin_us = 0;
-  std::int64_t trim_first_pts = INT64_MIN;
-  std::int64_t trim_end_pts = INT64_MAX;
-  std::int64_t frames_kept = 0;
-  bool video_ended = false;        // past the span: only the other streams' packets up to its end
-  std::vector<bool> stream_ended;  // by stream index: a packet past the span's end was seen
-  // -ss seeks to a keyframe by decoding time: when the first picture decoded after the seek
-  // already lies past the span's start (an open GOP's leading pictures need the GOP before),
-  // it seeks again from further back.
-  std::int64_t trim_start_time_us = 0;  // the container's start time
-  std::int64_t trim_seek_us = 0;        // where the last seek aimed
-  bool trim_seek_checked = true;
-  void seek_for_trim(std::int64_t target_us);
-  // --frames: where the span ends is known only once the first picture past it is decoded, so
-  // the other streams' packets at or after the last picture kept wait here (with their time in
-  // the video time base) until a later picture is kept or the end is known.
-  bool counting_frames() const { return options.trim.max_frames > 0 && !options.chunk.active; }
-  std::int64_t latest_kept_pts = INT64_MIN;
-  std::deque<std::pair<std::int64_t, Packet>> held_back;
-  void release_held_before(std::int64_t pts);
-  void setup_trim();
-  bool keep_in_span(AVPacket& copied);
-  bool others_ended() const;
 
   bool demuxer_done = false;
   bool decoder_done = false;
   int decode_errors = 0;
   int consecutive_errors = 0;
   int last_error = 0;
-  bool warned_conversion = false;
-  bool warned_size_change = false;
 
-  // Stall watch: FFmpeg calls the interrupt callback while it waits for input (every 100 ms or
-  // so, from the reading thread and from the UDP receiving thread); once nothing has arrived for
-  // the timeout, the callback ends the blocked call. Progress is a packet, and while opening
-  // also a byte read.
-  std::int64_t stall_timeout_us = 0;
-  std::atomic<std::int64_t> last_progress_us{0};
-  std::atomic<bool> stalled{false};
-  AVFormatContext* opening = nullptr;  // the context being opened (reading thread only)
-  pthread_t opening_thread{};
-  bool read_again = false;  // the last read answered EAGAIN
-  std::int64_t opening_bytes = -1;
+  SpanFilter span;               // which pictures and packets are delivered (-ss, -t/-to, --frames, a chunk)
+  StallWatch stall;              // input.timeout, asked by the interrupt callback
+  PictureConversion conversion;  // the decoder's pictures in VideoInfo's layout and depth
 
   // Reconnections (reopen()): each connection's timestamps are moved to follow the last picture
   // delivered by the real gap, in the first connection's time base.
@@ -168,7 +124,7 @@ struct MediaReader::Impl {
   // picture's (in the video time base), the other streams' packets by as much.
   bool zero_known = false;
   std::int64_t zero_origin = 0;
-  bool starts_at_zero() const { return options.start_at_zero && !trim_active; }
+  bool starts_at_zero() const { return options.start_at_zero && !span.trimmed(); }
   void move_to_zero(AVPacket& copied) const {
     if (!starts_at_zero() || !zero_known) return;
     const std::int64_t offset =
@@ -184,10 +140,11 @@ struct MediaReader::Impl {
   std::vector<StreamShape> first_shapes;  // the first connection's streams, by index
   bool copy_packets = true;               // this connection has the first one's streams
 
+  // FFmpeg asks it while it waits for input: a stop, or a stall.
   static int interrupt_callback(void* opaque) {
     auto* self = static_cast<Impl*>(opaque);
     if (self->stop_seen()) return 1;
-    return self->stall_expired() ? 1 : 0;
+    return self->stall.expired() ? 1 : 0;
   }
   // interrupt() was called, or the run's stop state (InputOptions::stop_requested) says stop:
   // remembered, so that every later look agrees.
@@ -198,34 +155,7 @@ struct MediaReader::Impl {
     return true;
   }
   [[noreturn]] void throw_interrupted() { throw OpenInterrupted(display_name(name) + ": stopped while opening"); }
-  bool stall_expired() {
-    if (stall_timeout_us <= 0) return false;
-    if (stalled.load()) return true;
-    const std::int64_t now = steady_now_us();
-    // Only the reading thread looks at the context being opened (the UDP receiving thread may
-    // call this too): it is the one that sets `opening`.
-    if (pthread_equal(opening_thread, pthread_self()) && opening && opening->pb &&
-        opening->pb->bytes_read != opening_bytes) {
-      opening_bytes = opening->pb->bytes_read;
-      last_progress_us.store(now);
-      return false;
-    }
-    if (now - last_progress_us.load() < stall_timeout_us) return false;
-    stalled.store(true);
-    return true;
-  }
-  void watch_from_now() {
-    stalled.store(false);
-    last_progress_us.store(steady_now_us());
-  }
-  [[noreturn]] void throw_stall() {
-    throw StallError(display_name(name) + ": no data for " + fmt_seconds(stall_timeout_us) + " (input.timeout)");
-  }
-  static std::string fmt_seconds(std::int64_t us) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g s", us / 1e6);
-    return text;
-  }
+  [[noreturn]] void throw_stall() const { stall.throw_stall(name); }
 
   AVStream* video_stream() const { return demuxer->streams[video_index]; }
 
@@ -238,12 +168,16 @@ struct MediaReader::Impl {
   void prime();
   bool decode_first_picture();
   void describe(const AVFrame& first);
+  // The steps of advance().
   MediaReader::Item advance();
+  int receive_picture();
+  std::optional<MediaReader::Item> take_picture();
+  MediaReader::Item end_of_pictures();
+  std::optional<MediaReader::Item> read_packet();
+  std::optional<MediaReader::Item> copy_packet();
   void note_decode_error(int error);
   void deliver(AVFrame& frame);
   void deliver_device(AVFrame& frame);
-  void convert(AVFrame& frame);
-  void choose_depth();
   bool setup_hwdec(const AVCodec* codec);
   bool hwdec_active = false;
 
@@ -332,7 +266,6 @@ void MediaReader::Impl::open() {
     }
   }
   register_devices_once();
-  stall_timeout_us = static_cast<std::int64_t>(options.stall_timeout_seconds * 1e6);
   const AVCodec* codec = open_connection();
   connection_time_base = video_stream()->time_base;
 
@@ -350,11 +283,7 @@ void MediaReader::Impl::open() {
       is_copied[i] = true;
     }
   }
-  setup_trim();
-  if (options.chunk.active && options.chunk.seek) {
-    const int result = av_seek_frame(demuxer.get(), video_index, options.chunk.seek_dts, AVSEEK_FLAG_BACKWARD);
-    if (result < 0) throw_io(name, "cannot seek to the chunk's keyframe (dts " + std::to_string(options.chunk.seek_dts) + ")", result);
-  }
+  span.start(*demuxer, video_index, copied_streams);
   if (video_streams > 1) {
     warn(name, std::to_string(video_streams) + " video streams: processing stream #" +
                    std::to_string(video_index) + ", copying the others unchanged");
@@ -365,7 +294,7 @@ void MediaReader::Impl::open() {
 
 // Opens the demuxer and picks the video stream (the first time and on every reconnection).
 const AVCodec* MediaReader::Impl::open_connection() {
-  watch_from_now();
+  stall.watch_from_now();
   const AVInputFormat* forced_format = nullptr;
   if (!options.format.empty()) {
     forced_format = av_find_input_format(options.format.c_str());
@@ -383,15 +312,13 @@ const AVCodec* MediaReader::Impl::open_connection() {
     context->flags |= AVFMT_FLAG_NOBUFFER;
   }
   const std::string open_url = options.url == "-" ? "pipe:0" : options.url;
-  opening = context;
-  opening_thread = pthread_self();
-  opening_bytes = -1;
+  stall.watch_opening(context);
   // On failure avformat_open_input frees the context itself.
   int result = avformat_open_input(&context, open_url.c_str(), forced_format, demuxer_options.slot());
   if (result < 0) {
-    opening = nullptr;
+    stall.watch_opening(nullptr);
     if (stop_seen()) throw_interrupted();
-    if (stalled.load()) throw_stall();
+    if (stall.stalled()) throw_stall();
     throw_io(name, av_error_text(result));
   }
   demuxer.reset(context);
@@ -401,9 +328,9 @@ const AVCodec* MediaReader::Impl::open_connection() {
   }
 
   result = avformat_find_stream_info(demuxer.get(), nullptr);
-  opening = nullptr;
+  stall.watch_opening(nullptr);
   if (result < 0 && stop_seen()) throw_interrupted();
-  if (result < 0 && stalled.load()) throw_stall();
+  if (result < 0 && stall.stalled()) throw_stall();
   if (result < 0) throw_io(name, "cannot read the stream parameters", result);
 
   const AVCodec* codec = nullptr;
@@ -420,66 +347,6 @@ const AVCodec* MediaReader::Impl::open_connection() {
   return codec;
 }
 
-void MediaReader::Impl::setup_trim() {
-  const InputOptions::Trim& trim = options.trim;
-  trim_active = trim.active();
-  if (!trim_active) return;
-  const std::int64_t start_time = demuxer->start_time != AV_NOPTS_VALUE ? demuxer->start_time : 0;
-  trim_start_time_us = start_time;
-  const Rational video_time_base{video_stream()->time_base.num, video_stream()->time_base.den};
-  trim_origin_us = start_time + std::llround(trim.start_seconds * 1e6);
-  trim_first_pts = span_pts(start_time, trim.start_seconds, video_time_base);
-  if (std::isfinite(trim.end_seconds)) trim_end_pts = span_pts(start_time, trim.end_seconds, video_time_base);
-  trim_end_pts = std::min(trim_end_pts, trim.end_pts);
-  stream_ended.assign(demuxer->nb_streams, false);
-  if (trim.start_seconds > 0 && demuxer->duration != AV_NOPTS_VALUE && demuxer->duration > 0 &&
-      trim.start_seconds * 1e6 >= static_cast<double>(demuxer->duration))
-    throw TrimError(fmt::format("{}: -ss {}: past the end of the input ({:.3f} s)", display_name(name), trim.start_seconds,
-                                demuxer->duration / double(AV_TIME_BASE)));
-  // As ffmpeg seeks for -ss: to the keyframe at or before it; the pictures before are dropped.
-  if (trim.start_seconds > 0 && !options.chunk.active) seek_for_trim(trim_origin_us);
-}
-
-void MediaReader::Impl::seek_for_trim(std::int64_t target_us) {
-  trim_seek_us = target_us;
-  trim_seek_checked = false;
-  const int result = avformat_seek_file(demuxer.get(), -1, INT64_MIN, target_us, target_us, 0);
-  if (result < 0) throw_io(name, fmt::format("cannot seek to -ss {}", options.trim.start_seconds), result);
-}
-
-// A copied packet inside the span is moved to the span's clock; one outside it is left out.
-bool MediaReader::Impl::keep_in_span(AVPacket& copied) {
-  const int index = copied.stream_index;
-  const AVRational time_base = demuxer->streams[index]->time_base;
-  const std::int64_t t = copied.pts != AV_NOPTS_VALUE ? copied.pts : copied.dts;
-  const std::int64_t first = av_rescale_q(trim_origin_us, AV_TIME_BASE_Q, time_base);
-  if (t == AV_NOPTS_VALUE) return !video_ended;
-  if (t < first) return false;
-  if (trim_end_pts != INT64_MAX && t >= av_rescale_q(trim_end_pts, video_stream()->time_base, time_base)) {
-    stream_ended[static_cast<std::size_t>(index)] = true;
-    return false;
-  }
-  if (copied.pts != AV_NOPTS_VALUE) copied.pts -= first;
-  if (copied.dts != AV_NOPTS_VALUE) copied.dts -= first;
-  return true;
-}
-
-void MediaReader::Impl::release_held_before(std::int64_t pts) {
-  std::deque<std::pair<std::int64_t, Packet>> still;
-  for (auto& [time, waiting] : held_back) {
-    if (time < pts) early_packets.push_back(std::move(waiting));
-    else still.emplace_back(time, std::move(waiting));
-  }
-  held_back = std::move(still);
-}
-
-bool MediaReader::Impl::others_ended() const {
-  if (!copy_packets) return true;
-  for (const int index : copied_streams)
-    if (!stream_ended[static_cast<std::size_t>(index)]) return false;
-  return true;
-}
-
 void MediaReader::Impl::close_connection() {
   decoder.reset();
   demuxer.reset();
@@ -493,7 +360,7 @@ void MediaReader::Impl::close_connection() {
   consecutive_errors = 0;
   next_pts = AV_NOPTS_VALUE;
   hwdec_active = false;
-  read_again = false;
+  stall.forget_reads();
 }
 
 void MediaReader::Impl::reopen() {
@@ -529,7 +396,7 @@ void MediaReader::Impl::reopen() {
     return;
   }
   if (stop_seen()) throw_interrupted();
-  if (stalled.load()) throw_stall();
+  if (stall.stalled()) throw_stall();
   throw_io(name, "no picture after reconnecting", last_error);
 }
 
@@ -583,9 +450,7 @@ void MediaReader::Impl::prime() {
   if (decode_errors > 0) {
     throw_io(name, "no picture could be decoded", last_error);
   }
-  if (trim_active && options.trim.start_seconds > 0 && !options.chunk.active)
-    throw TrimError(fmt::format("{}: -ss {}: no picture at or after it (past the end of the video)", display_name(name),
-                                options.trim.start_seconds));
+  span.refuse_empty();
   // A video stream without pictures: describe it from its parameters; read() ends at once.
   const AVCodecParameters* parameters = video_stream()->codecpar;
   if (parameters->width <= 0 || parameters->height <= 0) {
@@ -601,27 +466,6 @@ void MediaReader::Impl::prime() {
   stand_in->color_primaries = parameters->color_primaries;
   stand_in->color_trc = parameters->color_trc;
   describe(*stand_in);
-}
-
-// The depth read() delivers: the layout's own, or InputOptions::depth (converted in deliver()).
-void MediaReader::Impl::choose_depth() {
-  info.depth = layout_depth;
-  const int asked = options.depth;
-  if (asked == 0 || asked == layout_depth) return;
-  const std::string what = "output.depth = " + std::to_string(asked);
-  if (!valid_depth(asked)) throw_io(name, what + ": accepted depths are 8 to 16 bits");
-  if (info.on_device) {
-    throw_io(name, what + ": the GPU pictures (--hwdec cuda) stay at their own " + std::to_string(layout_depth) +
-                       " bits; run without --hwdec to convert them");
-  }
-  if (info.format == PixelFormat::rgb24 && asked != 8 && asked != 16)
-    throw_io(name, what + ": RGB pictures are processed at 8 or 16 bits (rgb24, rgb48)");
-  if (info.format == PixelFormat::nv12 && to_av_format(PixelFormat::nv12, asked) == AV_PIX_FMT_NONE) {
-    // No semi-planar layout at that depth: planar 4:2:0 (libswscale only moves the chroma).
-    info.format = PixelFormat::yuv420p;
-    warned_conversion = true;
-  }
-  info.depth = asked;
 }
 
 void MediaReader::Impl::describe(const AVFrame& first) {
@@ -648,28 +492,18 @@ void MediaReader::Impl::describe(const AVFrame& first) {
   info.source_depth = av_format_depth(source_format);
   if (on_device) {
     // NVDEC's P016 also carries 12-bit pictures (value << 4): the stream's own depth says which.
-    info.format = PixelFormat::nv12;
-    layout_depth = source_format == AV_PIX_FMT_NV12 ? 8 : source_format == AV_PIX_FMT_P010 ? 10 : 16;
+    int depth = source_format == AV_PIX_FMT_NV12 ? 8 : source_format == AV_PIX_FMT_P010 ? 10 : 16;
 #ifdef AV_PIX_FMT_P012
-    if (source_format == AV_PIX_FMT_P012) layout_depth = 12;
+    if (source_format == AV_PIX_FMT_P012) depth = 12;
 #endif
     const int stream_depth = decoder->sw_pix_fmt != AV_PIX_FMT_NONE ? av_format_depth(decoder->sw_pix_fmt) : 0;
-    if (layout_depth == 16 && stream_depth > 10 && stream_depth < 16) layout_depth = stream_depth;
-    info.source_depth = layout_depth;
-  } else if (!from_av_format(source_format, &info.format, &layout_depth)) {
-    info.format = nearest_supported(source_format, &layout_depth);
-    // Big-endian samples (16-bit PNG) only have their bytes swapped: nothing to warn about.
-    PixelFormat swapped{};
-    int swapped_depth = 0;
-    const bool byte_order_only = from_av_format(av_pix_fmt_swap_endianness(source_format), &swapped, &swapped_depth) &&
-                                 swapped == info.format && swapped_depth == layout_depth;
-    if (!byte_order_only) {
-      warn(name, "pixel format " + info.source_pixel_format + " converted to " +
-                     hazefree::format_name(info.format, layout_depth) + " with libswscale");
-    }
-    warned_conversion = true;
+    if (depth == 16 && stream_depth > 10 && stream_depth < 16) depth = stream_depth;
+    conversion.choose_device_layout(depth, info);
+    info.source_depth = depth;
+  } else {
+    conversion.choose_layout(source_format, info);
   }
-  choose_depth();
+  conversion.choose_depth(options.depth, info);
 
   // The decoder's per-picture tags are the most reliable; the container's fill the gaps.
   const AVColorSpace space =
@@ -721,154 +555,123 @@ void MediaReader::Impl::describe(const AVFrame& first) {
   info.live = device || is_url(options.url);
   info.codec_name = avcodec_get_name(parameters->codec_id);
   info.container_name = container;
-  if (trim_active) {  // the length of the span, as far as it is known
-    const double end = std::min(options.trim.end_seconds, info.duration_seconds > 0 ? info.duration_seconds
-                                                                                    : options.trim.end_seconds);
-    const double span = std::isfinite(end) ? std::max(0.0, end - options.trim.start_seconds) : 0.0;
-    info.duration_seconds = span;
-    info.frame_count = span > 0 && info.frame_rate.num > 0 ? std::llround(span * info.frame_rate.value()) : 0;
-    if (options.trim.max_frames > 0)
-      info.frame_count =
-          info.frame_count > 0 ? std::min(info.frame_count, options.trim.max_frames) : options.trim.max_frames;
-  }
+  span.describe(info);
 }
 
 // Next decoded picture (in `decoded`), other stream's packet (in `handed_out`), or the end.
 MediaReader::Item MediaReader::Impl::advance() {
   for (;;) {
     if (interrupted.load(std::memory_order_relaxed) || decoder_done) return Item::end;
-    int result = other_streams_only_now || video_ended ? AVERROR(EAGAIN)
-                                                       : avcodec_receive_frame(decoder.get(), decoded.get());
+    const int result = receive_picture();
     if (result == 0) {
-      consecutive_errors = 0;
-      if (trim_active) {
-        const std::int64_t pts = decoded->best_effort_timestamp;
-        const bool timed = pts != AV_NOPTS_VALUE && connection == 0;
-        if (!trim_seek_checked) {
-          trim_seek_checked = true;
-          if (timed && pts > trim_first_pts && trim_seek_us > trim_start_time_us) {
-            // Twice as far back each time (1 s first), down to the input's start.
-            av_frame_unref(decoded.get());
-            avcodec_flush_buffers(decoder.get());
-            early_packets.clear();
-            std::fill(stream_ended.begin(), stream_ended.end(), false);
-            seek_for_trim(std::max(trim_start_time_us, trim_seek_us - std::max<std::int64_t>(
-                                                                        1000000, 2 * (trim_origin_us - trim_seek_us))));
-            continue;
-          }
-        }
-        if (timed && pts < trim_first_pts) {
-          av_frame_unref(decoded.get());
-          continue;
-        }
-        const bool counted_out =
-            options.trim.max_frames > 0 && !options.chunk.active && frames_kept >= options.trim.max_frames;
-        if ((timed && pts >= trim_end_pts) || counted_out) {
-          // Past the span: the other streams go on up to where its pictures end.
-          if (timed) trim_end_pts = std::min(trim_end_pts, pts);
-          release_held_before(trim_end_pts);
-          held_back.clear();
-          av_frame_unref(decoded.get());
-          video_ended = true;
-          if (others_ended()) {
-            decoder_done = true;
-            return Item::end;
-          }
-          continue;
-        }
-      }
-      if (options.chunk.active) {
-        // Pictures come out in presentation order: before the chunk, dropped; past it, the end.
-        const std::int64_t pts = decoded->best_effort_timestamp;
-        if (pts != AV_NOPTS_VALUE && pts < options.chunk.first_pts) {
-          av_frame_unref(decoded.get());
-          continue;
-        }
-        if (pts != AV_NOPTS_VALUE && pts >= options.chunk.end_pts) {
-          av_frame_unref(decoded.get());
-          decoder_done = true;
-          return Item::end;
-        }
-      }
-      ++frames_kept;
-      if (trim_active && counting_frames() && decoded->best_effort_timestamp != AV_NOPTS_VALUE) {
-        latest_kept_pts = std::max(latest_kept_pts, decoded->best_effort_timestamp);
-        release_held_before(latest_kept_pts);
-      }
-      return Item::video_frame;
+      if (const std::optional<Item> item = take_picture()) return *item;
+      continue;
     }
-    if (result == AVERROR_EOF) {
-      decoder_done = true;
-      release_held_before(INT64_MAX);  // the input ended inside the span
-      return Item::end;
-    }
+    if (result == AVERROR_EOF) return end_of_pictures();
     if (result != AVERROR(EAGAIN)) {
       note_decode_error(result);
       continue;
     }
-    if (demuxer_done) {  // a flushed decoder never asks for more input; be safe anyway
-      decoder_done = true;
-      release_held_before(INT64_MAX);
-      return Item::end;
-    }
-
-    // The wait for a packet starts now (the pipeline may have held this thread back), or at the
-    // first of a run of EAGAIN answers.
-    if (!read_again) last_progress_us.store(steady_now_us());
-    result = av_read_frame(demuxer.get(), packet.get());
-    read_again = result == AVERROR(EAGAIN);
-    if (read_again && stall_expired()) throw_stall();
-    if (read_again) continue;  // non-blocking devices: nothing yet
-    if (result < 0) {
-      if (stop_seen()) return Item::end;
-      if (stalled.load()) throw_stall();
-      if (result != AVERROR_EOF && !(demuxer->pb && avio_feof(demuxer->pb))) {
-        throw_io(name, "read error", result);
-      }
-      demuxer_done = true;
-      avcodec_send_packet(decoder.get(), nullptr);  // drain the pictures still in the decoder
-      continue;
-    }
-    const int stream_index = packet->stream_index;
-    if (stream_index == video_index && (other_streams_only_now || video_ended)) {
-      av_packet_unref(packet.get());
-      continue;
-    }
-    if (stream_index == video_index) {
-      result = avcodec_send_packet(decoder.get(), packet.get());
-      av_packet_unref(packet.get());
-      if (result < 0 && result != AVERROR(EAGAIN)) note_decode_error(result);
-      continue;
-    }
-    if (stream_index >= 0 && stream_index < static_cast<int>(is_copied.size()) && is_copied[stream_index] &&
-        copy_packets) {
-      const std::int64_t time = packet->pts != AV_NOPTS_VALUE ? packet->pts : packet->dts;
-      if (trim_active && connection == 0 && !keep_in_span(*packet)) {
-        av_packet_unref(packet.get());
-        if ((video_ended || other_streams_only_now) && others_ended()) {
-          decoder_done = true;
-          return Item::end;
-        }
-        continue;
-      }
-      if (trim_active && connection == 0 && counting_frames() && !video_ended && time != AV_NOPTS_VALUE) {
-        const std::int64_t video_time =
-            av_rescale_q(time, demuxer->streams[stream_index]->time_base, video_stream()->time_base);
-        if (video_time >= latest_kept_pts) {
-          Packet waiting(av_packet_alloc());
-          if (!waiting) throw_io(name, "out of memory");
-          av_packet_move_ref(waiting.get(), packet.get());
-          held_back.emplace_back(video_time, std::move(waiting));
-          continue;
-        }
-      }
-      handed_out.reset(av_packet_alloc());
-      if (!handed_out) throw_io(name, "out of memory");
-      av_packet_move_ref(handed_out.get(), packet.get());
-      return Item::packet;
-    }
-    av_packet_unref(packet.get());  // a stream that appeared after opening
+    if (demuxer_done) return end_of_pictures();  // a flushed decoder never asks for more input; be safe anyway
+    if (const std::optional<Item> item = read_packet()) return *item;
   }
+}
+
+// The decoder's next picture into `decoded` (0), or why there is none: EAGAIN when it wants a
+// packet (or no picture is wanted any more), AVERROR_EOF when it is drained, or an error.
+int MediaReader::Impl::receive_picture() {
+  if (other_streams_only_now || span.video_ended()) return AVERROR(EAGAIN);
+  return avcodec_receive_frame(decoder.get(), decoded.get());
+}
+
+// A decoded picture: delivered, the end (past the chunk, or past the span with nothing more to
+// copy), or dropped (nothing: advance() looks again).
+std::optional<MediaReader::Item> MediaReader::Impl::take_picture() {
+  consecutive_errors = 0;
+  const SpanFilter::PictureVerdict verdict =
+      span.judge_picture(decoded->best_effort_timestamp, connection == 0, early_packets);
+  if (verdict == SpanFilter::PictureVerdict::keep) return Item::video_frame;
+  av_frame_unref(decoded.get());
+  switch (verdict) {
+    case SpanFilter::PictureVerdict::seek_back:
+      avcodec_flush_buffers(decoder.get());
+      early_packets.clear();
+      span.seek_back(*demuxer);
+      return std::nullopt;
+    case SpanFilter::PictureVerdict::video_ended:
+      if (!span.others_ended(copy_packets)) return std::nullopt;
+      decoder_done = true;
+      return Item::end;
+    case SpanFilter::PictureVerdict::end:
+      decoder_done = true;
+      return Item::end;
+    case SpanFilter::PictureVerdict::keep:
+    case SpanFilter::PictureVerdict::drop: break;
+  }
+  return std::nullopt;
+}
+
+// The decoder has no more pictures: the packets the span still held back go out (the input
+// ended inside the span), then the end.
+MediaReader::Item MediaReader::Impl::end_of_pictures() {
+  decoder_done = true;
+  span.release_all(early_packets);
+  return Item::end;
+}
+
+// One packet from the demuxer: a video packet into the decoder, another stream's to
+// copy_packet(), or the end of the input (the decoder then drains). Nothing (advance() looks
+// again) unless there is an item for read().
+std::optional<MediaReader::Item> MediaReader::Impl::read_packet() {
+  // The wait for a packet starts now (the pipeline may have held this thread back), or at the
+  // first of a run of EAGAIN answers.
+  stall.before_read();
+  const int result = av_read_frame(demuxer.get(), packet.get());
+  if (stall.answered_again(result)) {
+    if (stall.expired()) throw_stall();
+    return std::nullopt;  // non-blocking devices: nothing yet
+  }
+  if (result < 0) {
+    if (stop_seen()) return Item::end;
+    if (stall.stalled()) throw_stall();
+    if (result != AVERROR_EOF && !(demuxer->pb && avio_feof(demuxer->pb))) {
+      throw_io(name, "read error", result);
+    }
+    demuxer_done = true;
+    avcodec_send_packet(decoder.get(), nullptr);  // drain the pictures still in the decoder
+    return std::nullopt;
+  }
+  if (packet->stream_index != video_index) return copy_packet();
+  const bool wanted = !other_streams_only_now && !span.video_ended();
+  const int sent = wanted ? avcodec_send_packet(decoder.get(), packet.get()) : 0;
+  av_packet_unref(packet.get());
+  if (sent < 0 && sent != AVERROR(EAGAIN)) note_decode_error(sent);
+  return std::nullopt;
+}
+
+// A packet of another stream: handed out (Item::packet) where its stream is copied and the span
+// keeps it; the end when it was the last the span wanted.
+std::optional<MediaReader::Item> MediaReader::Impl::copy_packet() {
+  const int index = packet->stream_index;
+  if (index < 0 || index >= static_cast<int>(is_copied.size()) || !is_copied[index] || !copy_packets) {
+    av_packet_unref(packet.get());  // a stream that appeared after opening, or not copied
+    return std::nullopt;
+  }
+  switch (span.judge_packet(*packet, demuxer->streams[index]->time_base, connection == 0)) {
+    case SpanFilter::PacketVerdict::held: return std::nullopt;
+    case SpanFilter::PacketVerdict::left_out:
+      av_packet_unref(packet.get());
+      if ((span.video_ended() || other_streams_only_now) && span.others_ended(copy_packets)) {
+        decoder_done = true;
+        return Item::end;
+      }
+      return std::nullopt;
+    case SpanFilter::PacketVerdict::hand_out: break;
+  }
+  handed_out.reset(av_packet_alloc());
+  if (!handed_out) throw_io(name, "out of memory");
+  av_packet_move_ref(handed_out.get(), packet.get());
+  return Item::packet;
 }
 
 void MediaReader::Impl::note_decode_error(int error) {
@@ -906,7 +709,7 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
     }
     pts += pts_offset;
   }
-  if (trim_active && connection == 0) pts -= trim_first_pts;
+  pts = span.on_span_clock(pts, connection == 0);
   if (connection == 0 && starts_at_zero()) {
     if (!zero_known) {
       zero_origin = pts;
@@ -920,37 +723,7 @@ void MediaReader::Impl::deliver(AVFrame& frame) {
   last_capture_us = current.capture_us;
 
   if (frame.format == AV_PIX_FMT_CUDA) return deliver_device(frame);
-  PixelFormat layout{};
-  int depth = 8;
-  const bool direct = from_av_format(static_cast<AVPixelFormat>(frame.format), &layout, &depth) &&
-                      layout == info.format && depth == layout_depth && frame.width == info.width &&
-                      frame.height == info.height && frame.linesize[0] >= 0 &&
-                      frame.linesize[1] >= 0 && frame.linesize[2] >= 0;
-  const AVFrame* pixels = &frame;
-  if (!direct) {
-    convert(frame);
-    pixels = converted.get();
-  }
-  ImageView& view = current.view;
-  view = ImageView{};
-  view.format = info.format;
-  view.width = info.width;
-  view.height = info.height;
-  view.matrix = info.matrix;
-  view.range = info.range;
-  view.depth = layout_depth;
-  view.plane_count = plane_count(info.format);
-  for (int i = 0; i < view.plane_count; ++i) {
-    PlaneView plane = plane_geometry(info.format, info.width, info.height, i, layout_depth);
-    plane.data = pixels->data[i];
-    plane.stride = pixels->linesize[i];
-    view.planes[i] = plane;
-  }
-  if (info.depth != layout_depth) {
-    if (depth_converted.empty()) depth_converted = Image(info.format, info.width, info.height, 64, info.depth);
-    convert_depth(view, depth_converted.view());
-    view = depth_converted.view();
-  }
+  current.view = conversion.convert(frame, info);
 }
 
 // A GPU picture: the view points at device memory, and a reference keeps the surface from being
@@ -971,70 +744,19 @@ void MediaReader::Impl::deliver_device(AVFrame& frame) {
   view.height = info.height;
   view.matrix = info.matrix;
   view.range = info.range;
-  view.depth = layout_depth;  // P010/P016: the value in the high bits (sample_shift)
+  view.depth = conversion.layout_depth();  // P010/P016: the value in the high bits (sample_shift)
   view.plane_count = 2;
   for (int i = 0; i < 2; ++i) {
-    PlaneView plane = plane_geometry(PixelFormat::nv12, info.width, info.height, i, layout_depth);
+    PlaneView plane = plane_geometry(PixelFormat::nv12, info.width, info.height, i, conversion.layout_depth());
     plane.data = held->data[i];
     plane.stride = held->linesize[i];
     view.planes[i] = plane;
   }
 }
 
-// Converts (and, after a mid-stream size change, rescales) a picture into the layout and size
-// announced in VideoInfo, into a buffer allocated once.
-void MediaReader::Impl::convert(AVFrame& frame) {
-  const auto source_format = static_cast<AVPixelFormat>(frame.format);
-  const AVPixelFormat target_format = to_av_format(info.format, layout_depth);
-  if ((frame.width != info.width || frame.height != info.height) && !warned_size_change) {
-    warn(name, "picture size changed from " + std::to_string(info.width) + "x" +
-                   std::to_string(info.height) + " to " + std::to_string(frame.width) + "x" +
-                   std::to_string(frame.height) + "; scaling back to the first size");
-    warned_size_change = true;
-  }
-  PixelFormat layout{};
-  int depth = 8;
-  if (!warned_conversion &&
-      !(from_av_format(source_format, &layout, &depth) && layout == info.format && depth == layout_depth)) {
-    const char* format_name = av_get_pix_fmt_name(source_format);
-    warn(name, std::string("pixel format changed to ") + (format_name ? format_name : "unknown") +
-                   "; converted to " + hazefree::format_name(info.format, layout_depth) + " with libswscale");
-    warned_conversion = true;
-  }
-  if (!converted) {
-    converted.reset(av_frame_alloc());
-    if (!converted) throw_io(name, "out of memory");
-    converted->format = target_format;
-    converted->width = info.width;
-    converted->height = info.height;
-    const int result = av_frame_get_buffer(converted.get(), 0);
-    if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
-  }
-  SwsContext* context = sws_getCachedContext(
-      scaler.release(), frame.width, frame.height, source_format, info.width, info.height,
-      target_format, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr);
-  scaler.reset(context);
-  if (!context) {
-    throw_io(name, "libswscale cannot convert " + info.source_pixel_format + " to " +
-                       hazefree::format_name(info.format, layout_depth));
-  }
-  // Keep the range and matrix: a limited-range picture stays a limited-range one.
-  const int source_range = (is_full_range_yuv_format(source_format) ||
-                            frame.color_range == AVCOL_RANGE_JPEG || !is_yuv_layout(source_format))
-                               ? 1
-                               : 0;
-  const int target_range = info.range == ColorRange::full ? 1 : 0;
-  const int* coefficients = sws_getCoefficients(sws_matrix_id(info.matrix));
-  sws_setColorspaceDetails(context, coefficients, source_range, coefficients, target_range, 0,
-                           1 << 16, 1 << 16);
-  sws_scale(context, frame.data, frame.linesize, 0, frame.height, converted->data, converted->linesize);
-}
-
 // --- MediaReader ---------------------------------------------------------------------------
 
-MediaReader::MediaReader(const InputOptions& options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = options;
-  impl_->name = options.url;
+MediaReader::MediaReader(const InputOptions& options) : impl_(std::make_unique<Impl>(options)) {
   impl_->open();
 }
 
@@ -1045,10 +767,6 @@ bool parse_time_text(const std::string& text, double* seconds) {
   if (text.empty() || av_parse_time(&us, text.c_str(), 1) < 0) return false;
   *seconds = static_cast<double>(us) / 1e6;
   return true;
-}
-
-std::int64_t span_pts(std::int64_t start_time_us, double seconds, Rational time_base) {
-  return av_rescale_q(start_time_us + std::llround(seconds * 1e6), AV_TIME_BASE_Q, to_av(time_base));
 }
 
 const VideoInfo& MediaReader::video() const { return impl_->info; }
