@@ -115,6 +115,7 @@ struct Layout {
   int chunks = 0;             // for --chunks auto: the most chunks (whole waves of workers)
   int fewest_chunks = 0;      // for --chunks auto: the fewest (memory; whole waves below `chunks`)
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
+  int decoder_threads = 0;    // for --chunks auto: per worker's decoder (0: the decoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
   int gpus = 0;               // GPUs the workers use
   std::string line;           // what was chosen, for --chunks auto ("{}" for the chunks, their pre-roll)
@@ -124,8 +125,10 @@ struct Layout {
 constexpr int kAutoWaves = 3;
 
 // --chunks auto. Encoders: as many x264 at once as the cores feed best, one per two cores with
-// three threads each (one x264 fed by one pipeline keeps about 11 of 16 cores busy whatever its
-// threads; eight bare transcodes at once keep 15.8 busy, docs/SCALING.md). Each encoder is a
+// six threads each, and each worker's decoder with two where the GPU processes (one x264 fed by one pipeline keeps about
+// 11 of 16 cores busy whatever its threads; eight bare transcodes at once keep 15.8 busy; on the
+// 16-core H200 host eight workers gave 220 fps with three encoder threads and automatic decoder
+// threads, 251 with six and two, docs/SCALING.md). Each encoder is a
 // worker of its own (decoder, estimator, processor, encoder); a GPU's workers share its one CUDA
 // context, so one GPU feeds as many encoders as the host's cores run (DCP takes about 0.2 ms of
 // it per 1080p frame). Without a GPU the workers also process on the cores: one per four cores.
@@ -178,14 +181,23 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
-  // The encoders share the cores as x264 uses them best: 1.5 threads a core (three per encoder
-  // at one encoder per two cores).
-  layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
-  layout.line = fmt::format("--chunks auto: {{}} on {} worker{} ({}), {} encoders at once with {} threads each, "
+  // GPU workers: the encoders oversubscribe the cores three times (six threads per encoder at
+  // one encoder per two cores), so that an encoder waiting on its pictures leaves no core idle;
+  // a decoder with its automatic threads (one per core and more, each a frame in flight) would
+  // compete with them, two keep a decoder well ahead of its encoder (docs/SCALING.md,
+  // 2026-11-28). CPU workers, whose processing takes cores too: 1.5 encoder threads a core.
+  if (layout.gpus > 0) {
+    layout.encoder_threads = std::max(1, (3 * cores + workers - 1) / workers);
+    layout.decoder_threads = 2;
+  } else {
+    layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
+  }
+  layout.line = fmt::format("--chunks auto: {{}} on {} worker{} ({}), {} encoders at once with {} threads each{}, "
                             "{:.0f} MiB for decoded frames ({} cores, {} frames of {}x{})",
                             workers, workers == 1 ? "" : "s",
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
                             std::min<std::int64_t>(workers, chunks), layout.encoder_threads,
+                            layout.decoder_threads > 0 ? fmt::format(" (decoders with {})", layout.decoder_threads) : "",
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
   return layout;
 }
@@ -492,6 +504,8 @@ class LocalJob {
     chunk_run.hooks.pinned_buffers = worker.pinned;
     if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
       chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
+    if (layout_.decoder_threads > 0 && chunk_run.input_options.decoder_threads == 0)
+      chunk_run.input_options.decoder_threads = layout_.decoder_threads;
     const bool on_nvdec = !chunk_run.input_options.hwdec.empty();
     if (on_nvdec) chunk_run.input_options.hwdec_device = std::max(0, worker.slot.gpu);
     std::shared_ptr<BoardGate> gate;
