@@ -21,6 +21,11 @@ namespace hazefree::jobs {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// plan.json's inputs and tasks: one JSON object each, its keys the members' names.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InputPlan, input, output, frames, seconds, bytes, modified, chunks)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ChunkPlan, task, input, number, first_frame, frames, from_start, to_end, first_pts,
+                                   end_pts, seek_dts, preroll)
+
 namespace {
 
 // FNV-1a, 64 bits: the same id for the same plan on every host and build.
@@ -290,16 +295,8 @@ void save_plan(const std::string& dir, const Plan& plan) {
   j["overwrite"] = plan.overwrite;
   j["analysis"] = plan.analysis;
   j["settings"] = plan.settings_toml;
-  for (const InputPlan& in : plan.inputs) {
-    j["inputs"].push_back({{"input", in.input}, {"output", in.output}, {"frames", in.frames}, {"seconds", in.seconds},
-                           {"bytes", in.bytes}, {"modified", in.modified}, {"chunks", in.chunks}});
-  }
-  for (const ChunkPlan& c : plan.tasks) {
-    j["tasks"].push_back({{"task", c.task}, {"input", c.input}, {"number", c.number}, {"first_frame", c.first_frame},
-                          {"frames", c.frames}, {"from_start", c.from_start}, {"to_end", c.to_end},
-                          {"first_pts", c.first_pts}, {"end_pts", c.end_pts}, {"seek_dts", c.seek_dts},
-                          {"preroll", c.preroll}});
-  }
+  j["inputs"] = plan.inputs;
+  j["tasks"] = plan.tasks;
   std::error_code error;
   for (const char* folder : {"analysis", "chunks", "state", "logs"}) {
     fs::create_directories(fs::path(dir) / folder, error);
@@ -332,32 +329,8 @@ Plan load_plan(const std::string& dir) {
     plan.overwrite = j.at("overwrite").get<bool>();
     plan.analysis = j.at("analysis").get<bool>();
     plan.settings_toml = j.at("settings").get<std::string>();
-    for (const json& in : j.at("inputs")) {
-      InputPlan p;
-      p.input = in.at("input").get<std::string>();
-      p.output = in.at("output").get<std::string>();
-      p.frames = in.at("frames").get<std::int64_t>();
-      p.seconds = in.at("seconds").get<double>();
-      p.bytes = in.at("bytes").get<std::int64_t>();
-      p.modified = in.at("modified").get<std::int64_t>();
-      p.chunks = in.at("chunks").get<std::vector<int>>();
-      plan.inputs.push_back(p);
-    }
-    for (const json& t : j.at("tasks")) {
-      ChunkPlan c;
-      c.task = t.at("task").get<int>();
-      c.input = t.at("input").get<int>();
-      c.number = t.at("number").get<int>();
-      c.first_frame = t.at("first_frame").get<std::int64_t>();
-      c.frames = t.at("frames").get<std::int64_t>();
-      c.from_start = t.at("from_start").get<bool>();
-      c.to_end = t.at("to_end").get<bool>();
-      c.first_pts = t.at("first_pts").get<std::int64_t>();
-      c.end_pts = t.at("end_pts").get<std::int64_t>();
-      c.seek_dts = t.at("seek_dts").get<std::int64_t>();
-      c.preroll = t.at("preroll").get<std::int64_t>();
-      plan.tasks.push_back(c);
-    }
+    j.at("inputs").get_to(plan.inputs);
+    j.at("tasks").get_to(plan.tasks);
   } catch (const json::exception& e) {
     throw JobError(fmt::format("{}: plan.json is damaged ({})", dir, e.what()));
   }
