@@ -218,7 +218,7 @@ struct Source {
     const std::string tag = dir + "/source-" + std::to_string(++starts);
     if (kind == "rtsp") {
       auto server = std::make_unique<Process>(
-          std::vector<std::string>{"/usr/bin/python3", (fs::path(__FILE__).parent_path() / "rtsp_server.py").string(),
+          std::vector<std::string>{"/usr/bin/python3", (fs::path(HAZEFREE_TESTS_DIR) / "pipeline" / "rtsp_server.py").string(),
                                    std::to_string(port)},
           tag + ".out", tag + ".err");
       INFO("rtsp_server.py: " << slurp(tag + ".err"));
