@@ -175,15 +175,19 @@ def test_a_signal_at_any_moment_of_the_start_stops_the_service():
     # Signals from the first milliseconds to just after the service is ready: before the program
     # handles signals (still loading) the signal's default action ends it; once it does, it
     # stops the service with status 130; never is a signal lost.
-    codes = []
     for attempt, fraction in enumerate([0.0, 0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.3]):
         sig = signal.SIGTERM if attempt % 2 == 0 else signal.SIGINT
         process, log = start(attempt)
         time.sleep(fraction * ready)
         code = stopped(process, sig, log)
         assert code in (130, -sig), (fraction * ready, code, log.read_text(errors="replace"))
-        codes.append(code)
-    assert codes.count(130) >= 2, (ready, codes)  # the service's own start was reached
+    # The sweep's times are fractions of one start's time, and a loaded machine starts the next
+    # ones slower: whatever the sweep reached, a signal once the service says it serves stops it
+    # with status 130 (its handling began before that line).
+    for attempt, sig in [("served-term", signal.SIGTERM), ("served-int", signal.SIGINT)]:
+        process, log = start(attempt)
+        assert wait_until(20, lambda: b"stream on http" in log.read_bytes(), step=0.01), log.read_text()
+        assert stopped(process, sig, log) == 130, log.read_text(errors="replace")
     assert [p.name for p in tmp.iterdir()] == []  # each service removed its own folder
 
 
