@@ -247,6 +247,7 @@ struct MediaWriter::Impl {
   Packet encoded{av_packet_alloc()};
 
   std::int64_t frames_written = 0;
+  std::int64_t packets_copied = 0;  // of other streams, written
   std::int64_t last_packet_us = 0;
   // OutputOptions::start_at_zero: the copied packets that come before the first picture wait
   // here until it comes; its time is then the origin, in microseconds (without a picture, the
@@ -1020,6 +1021,7 @@ void MediaWriter::Impl::write_copied(Packet packet) {
   if (result < 0) {
     throw_io(name, "cannot write a packet of input stream #" + std::to_string(input_index), result);
   }
+  ++packets_copied;
 }
 
 void MediaWriter::finish() {
@@ -1043,6 +1045,7 @@ void MediaWriter::finish() {
 }
 
 std::int64_t MediaWriter::frames_written() const { return impl_->frames_written; }
+std::int64_t MediaWriter::packets_copied() const { return impl_->packets_copied; }
 
 std::int64_t MediaWriter::last_packet_us() const { return impl_->last_packet_us; }
 

@@ -86,6 +86,9 @@ class MediaWriter {
   // Flushes the encoder, writes the trailer, moves the temporary file into place.
   void finish();
   std::int64_t frames_written() const;
+  // Packets of other streams (audio, subtitles, data) written into the output: those the output
+  // leaves out (-an, a format without audio) or that begin before the first picture are not.
+  std::int64_t packets_copied() const;
   // Steady-clock microseconds when the last encoded video packet came out (latency measurement).
   std::int64_t last_packet_us() const;
   std::string encoder_name() const;

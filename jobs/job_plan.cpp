@@ -170,7 +170,21 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
   plan.made_by = std::string("hazefree ") + HAZEFREE_VERSION;
   RunOptions saved = settings;
   // --stats: where the join writes the job's frame statistics, whichever folder a task runs in.
-  if (!saved.stats_path.empty()) saved.stats_path = fs::absolute(saved.stats_path).lexically_normal().string();
+  if (!saved.stats_path.empty()) {
+    if (saved.stats_path.rfind("pipe:", 0) == 0 || saved.stats_path == "-")
+      throw JobError(fmt::format("--stats {}: a job joins its chunks' statistics into a file; give a file name",
+                                 saved.stats_path));
+    if (saved.stats_path.rfind("file:", 0) == 0) saved.stats_path.erase(0, 5);
+    saved.stats_path = fs::absolute(saved.stats_path).lexically_normal().string();
+    // The join writes FILE, or FILE.0, FILE.1, ... with several inputs: replaced only with -y.
+    const std::size_t files = inputs_outputs.size();
+    for (std::size_t i = 0; i < files; ++i) {
+      const std::string path = files > 1 ? fmt::format("{}.{}", saved.stats_path, i) : saved.stats_path;
+      std::error_code error;
+      if (!settings.output_options.overwrite && fs::exists(path, error))
+        throw JobError(fmt::format("--stats {}: {} already exists (use -y to overwrite)", settings.stats_path, path));
+    }
+  }
   plan.settings_toml = format_config(saved);
   plan.overwrite = settings.output_options.overwrite;
   plan.analysis = carries_temporal_state(settings.processing);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "pipeline/options.hpp"
+#include "pipeline/progress.hpp"
 
 namespace hazefree {
 
@@ -20,8 +21,18 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
                      frame, pts_time, stats.haze_index, stats.omega, a[0], a[1], a[2]);
 }
 
-FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "w");
+FrameStatsFile::FrameStatsFile(const std::string& path, bool overwrite) : path_(path) {
+  const int stream = standard_stream_of("--stats", path);  // checked before the run: no throw here
+  standard_stream_ = stream > 0;
+  if (standard_stream_) {
+    file_ = stream == 1 ? stdout : stderr;
+    return;
+  }
+  const std::string file = path.rfind("file:", 0) == 0 ? path.substr(5) : path;
+  std::error_code ec;
+  if (!overwrite && std::filesystem::is_regular_file(file, ec))
+    throw std::runtime_error(fmt::format("--stats {}: already exists (use -y to overwrite)", path));
+  file_ = std::fopen(file.c_str(), "w");
   if (!file_) throw std::runtime_error(fmt::format("{}: cannot write the frame statistics: {}", path, std::strerror(errno)));
   // Each line as its frame is done: a live run's file can be followed (tail -f), and a run
   // stopped at once keeps whole lines.
@@ -29,31 +40,42 @@ FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
 }
 
 FrameStatsFile::~FrameStatsFile() {
-  if (file_) std::fclose(file_);
+  if (file_ && !standard_stream_) std::fclose(file_);
 }
 
 void FrameStatsFile::write(std::int64_t frame, double pts_time, const DehazeStats& stats) {
   if (!file_) return;
   const std::string line = frame_stats_line(frame, pts_time, stats) + "\n";
   std::fwrite(line.data(), 1, line.size(), file_);
+  if (standard_stream_) std::fflush(file_);  // each line as its frame is done, as in a file
 }
 
 void FrameStatsFile::close() {
   if (!file_) return;
   const bool failed = std::ferror(file_) != 0;
-  const int closed = std::fclose(file_);
+  const int closed = standard_stream_ ? std::fflush(file_) : std::fclose(file_);
   file_ = nullptr;
   if (failed || closed != 0) throw std::runtime_error(fmt::format("{}: the frame statistics could not be written", path_));
 }
 
-void check_stats_path(const std::string& path) {
+void check_stats_path(const std::string& path, const std::string& output) {
   namespace fs = std::filesystem;
   if (path.empty()) return;
-  const fs::path folder = fs::path(path).parent_path();
+  int stream = -1;
+  try {
+    stream = standard_stream_of("--stats", path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("stats", e.what());
+  }
+  if (stream == 1 && (output == "-" || output == "pipe:" || output == "pipe:1"))
+    throw UsageError("stats", fmt::format("--stats {}: the output is written to stdout; give pipe:2 or a file", path));
+  if (stream > 0) return;
+  const std::string file = path.rfind("file:", 0) == 0 ? path.substr(5) : path;
+  const fs::path folder = fs::path(file).parent_path();
   std::error_code ec;
   if (!folder.empty() && !fs::is_directory(folder, ec))
     throw UsageError("stats", fmt::format("--stats {}: folder {} does not exist", path, folder.string()));
-  if (fs::is_directory(path, ec)) throw UsageError("stats", fmt::format("--stats {}: is a folder; give a file name", path));
+  if (fs::is_directory(file, ec)) throw UsageError("stats", fmt::format("--stats {}: is a folder; give a file name", path));
 }
 
 }  // namespace hazefree

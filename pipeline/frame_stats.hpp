@@ -16,8 +16,9 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
 
 class FrameStatsFile {
  public:
-  // Opens (creates or truncates) `path`; throws std::runtime_error "PATH: cause" when it cannot.
-  explicit FrameStatsFile(const std::string& path);
+  // Opens (creates, or truncates where `overwrite`: -y) `path`, or takes stdout or stderr for "-",
+  // "pipe:1" and "pipe:2"; throws std::runtime_error with one line naming the path when it cannot.
+  FrameStatsFile(const std::string& path, bool overwrite);
   ~FrameStatsFile();
   FrameStatsFile(const FrameStatsFile&) = delete;
   FrameStatsFile& operator=(const FrameStatsFile&) = delete;
@@ -29,10 +30,12 @@ class FrameStatsFile {
  private:
   std::string path_;
   std::FILE* file_ = nullptr;
+  bool standard_stream_ = false;  // stdout or stderr: flushed, not closed
 };
 
-// The folder part of a --stats path must exist (one line naming it otherwise): checked before
-// the run starts. Throws UsageError.
-void check_stats_path(const std::string& path);
+// Checked before the run starts, one line naming the path otherwise (UsageError): the folder part
+// of a --stats path exists, the path is no folder, and stdout is not named when the video
+// `output` is written there.
+void check_stats_path(const std::string& path, const std::string& output);
 
 }  // namespace hazefree

@@ -94,7 +94,8 @@ std::vector<ConfigKey> processing_and_run_keys() {
                             [](auto& o) -> auto& { return o.side_by_side; }));
   k.push_back(Rows::text(spec_of("stats",
                                  "write one JSON line per frame to this file: frame, pts_time, haze_index, omega, "
-                                 "atmospheric_light (DCP's figures; null in other modes)",
+                                 "atmospheric_light (DCP's figures; null in other modes); - or pipe:1 for stdout, "
+                                 "pipe:2 for stderr",
                                  K::text, "--stats"),
                          "a file name", [](auto& o) -> auto& { return o.stats_path; }));
   for (const ProcessingKey& p : processing_keys())
@@ -720,7 +721,7 @@ void finalize_options(RunOptions& options) {
   // GPU pictures wait in the queue and the lanes: the decoder's surface pool must hold them.
   options.input_options.hw_frames_in_flight = options.queue_depth + 8;
   options.output_options.url = options.output;
-  check_stats_path(options.stats_path);
+  check_stats_path(options.stats_path, options.output);
   options.input_options.depth = options.output_depth;
   if (options.live) {
     options.queue_depth = std::min(options.queue_depth, 2);
@@ -879,7 +880,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   options.progress.period_seconds = progress_period;
   if (!options.progress.url.empty()) {
     try {
-      const int fd = progress_descriptor(options.progress.url);
+      const int fd = standard_stream_of("-progress", options.progress.url);
       if (fd == 1 && output == "-")
         throw UsageError(fmt::format("-progress {}: the output is written to stdout; give pipe:2 or a file",
                                      options.progress.url));

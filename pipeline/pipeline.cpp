@@ -202,12 +202,14 @@ class Pipeline {
     }
     out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
     if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
-    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path);
     try {
       writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
     } catch (const io::EncoderOptionError& e) {
       throw UsageError("output.encoder_options", e.what());
     }
+    // After the writer: an output it refuses leaves no statistics file (and an unfinished output
+    // is removed by the writer when the statistics file is refused).
+    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path, options.output_options.overwrite);
     if (options.one_picture_implied && !video.still_image && !options.quiet)
       fmt::print(stderr, "hazefree: {}: a still image holds one picture: writing the first frame (--frames 1; a name "
                          "with a frame number such as frame%04d.png writes them all)\n", io::redact_urls(options.output));
@@ -261,7 +263,7 @@ class Pipeline {
     summary.frames_in = frames_in_;
     summary.frames_out = writer_->frames_written();
     summary.frames_dropped = frames_dropped_;
-    summary.packets_copied = packets_copied_;
+    summary.packets_copied = writer_->packets_copied();
     summary.decode_errors = reader_.decode_errors();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summary.interrupted = g_stop_requested.load() || stop_asked();
@@ -682,7 +684,6 @@ class Pipeline {
         }
       } else {
         writer_->write_packet(std::move(item->packet));
-        ++packets_copied_;
       }
     }
     if (!failure_.failed()) {
@@ -737,7 +738,6 @@ class Pipeline {
     }
     int operator[](int i) const { return ends[i]; }
   } abort_pipe_;
-  std::int64_t packets_copied_ = 0;
   double latency_sum_us_ = 0;
   std::int64_t latency_max_us_ = 0;
   std::int64_t latency_count_ = 0;

@@ -41,15 +41,15 @@ bool write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-int progress_descriptor(const std::string& url) {
+int standard_stream_of(const std::string& option, const std::string& url) {
   if (url == "-" || url == "pipe:" || url == "pipe:1") return 1;
   if (url == "pipe:2") return 2;
   if (url.rfind("pipe:", 0) == 0)
-    throw std::invalid_argument("-progress " + url + ": give pipe:1 (stdout), pipe:2 (stderr) or a file");
+    throw std::invalid_argument(option + " " + url + ": give pipe:1 (stdout), pipe:2 (stderr) or a file");
   if (url.rfind("file:", 0) == 0) return -1;
   const auto scheme = url.find("://");
   if (scheme != std::string::npos)
-    throw std::invalid_argument("-progress " + url + ": give pipe:1 (stdout), pipe:2 (stderr) or a file; "
+    throw std::invalid_argument(option + " " + url + ": give pipe:1 (stdout), pipe:2 (stderr) or a file; "
                                 "other protocols are not written to");
   return -1;
 }
@@ -81,7 +81,7 @@ Progress::Progress(const ProgressOptions& options, bool quiet, std::int64_t expe
   line_period_ = std::chrono::duration<double>(period > 0 ? period : on_terminal_ ? 0.5 : 5.0);
   report_period_ = std::chrono::duration<double>(period > 0 ? period : 0.5);
   if (!options.url.empty()) {
-    report_fd_ = progress_descriptor(options.url);  // checked when parsed: no throw here
+    report_fd_ = standard_stream_of("-progress", options.url);  // checked when parsed: no throw here
     if (report_fd_ < 0) {
       const std::string path = options.url.rfind("file:", 0) == 0 ? options.url.substr(5) : options.url;
       report_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

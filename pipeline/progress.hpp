@@ -21,9 +21,10 @@ struct ProgressOptions {
   std::string url;              // -progress: pipe:1, pipe:2 (pipe: is pipe:1, - too), file:PATH or a path
 };
 
-// The file descriptor -progress names (1 or 2), or -1 for a file path; throws
-// std::invalid_argument with one line for a URL it cannot write (another protocol, pipe:7).
-int progress_descriptor(const std::string& url);
+// The standard stream an output option such as -progress or --stats names ("-", "pipe:" and
+// "pipe:1" give 1, "pipe:2" gives 2), or -1 for a file path; throws std::invalid_argument with
+// one line naming OPTION for a URL it cannot write (another protocol, pipe:7).
+int standard_stream_of(const std::string& option, const std::string& url);
 
 // The figures of a progress line; a negative value is unknown and left out.
 struct ProgressFigures {

@@ -157,6 +157,26 @@ TEST_CASE("ffmpeg habits: a run into a pipe prints ffmpeg's progress line, -nost
   CHECK(lines_starting(r.err, "frame=").size() == 1);
 }
 
+TEST_CASE("ffmpeg habits: the summary line counts the audio packets the output holds, none with -an or into y4m") {
+  const std::string dir = temp_dir("habits-copied");
+  const std::string common = "-y -b cpu --mode he ";
+  CommandResult r = run_hazefree(common + "--encoder ffv1 " + q(tiny_clip()) + " " + q(dir + "/out.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string held = output_of("ffprobe -v error -select_streams a -count_packets -show_entries "
+                                     "stream=nb_read_packets -of csv=p=0 " + q(dir + "/out.mkv"));
+  REQUIRE(!held.empty());
+  CHECK(std::stoi(held) > 0);
+  CHECK(r.err.find(", " + held + " packets copied") != std::string::npos);
+  for (const std::string& arguments : {"-an --encoder ffv1 " + q(tiny_clip()) + " " + q(dir + "/out-an.mkv"),
+                                       q(tiny_clip()) + " " + q(dir + "/out.y4m")}) {
+    CAPTURE(arguments);
+    r = run_hazefree(common + arguments);
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(r.err.find("25 frames") != std::string::npos);
+    CHECK(r.err.find("packets copied") == std::string::npos);
+  }
+}
+
 TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or a file, progress=end last") {
   const std::string dir = temp_dir("habits-progress");
   const std::string out = dir + "/out.mkv";

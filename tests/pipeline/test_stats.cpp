@@ -190,6 +190,69 @@ TEST_CASE("stats: into a missing folder or onto a folder: one line naming it, st
   }
 }
 
+TEST_CASE("stats: an existing file is replaced only with -y, as the output is, and -n or nothing leaves both alone") {
+  const std::string dir = test::temp_dir("stats-exists");
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  const std::string stats = dir + "/stats.jsonl", out = dir + "/out.png";
+  { std::ofstream(stats) << "earlier lines\n"; }
+  for (const std::string& flag : {std::string(), std::string("-n "), std::string("-y ")}) {
+    CAPTURE(flag);
+    const test::CommandResult r = test::run_hazefree("-b cpu " + flag + "--stats " + q(stats) + " " + q(in) + " " + q(out));
+    INFO(r.err);
+    if (flag == "-y ") {
+      CHECK(r.status == 0);
+      CHECK(read_stats(stats, true).size() == 1);
+      CHECK(fs::exists(out));
+    } else {
+      CHECK(r.status != 0);
+      const std::vector<std::string> own = test::own_lines(r.err);
+      REQUIRE(own.size() == 1);
+      CHECK(own[0].find(stats + ": already exists (use -y to overwrite)") != std::string::npos);
+      std::ifstream kept(stats);
+      std::string line;
+      CHECK((std::getline(kept, line) && line == "earlier lines"));
+      CHECK_FALSE(fs::exists(out));  // the unfinished output is removed
+    }
+  }
+}
+
+TEST_CASE("stats: '-' and pipe:1 write the lines to stdout, pipe:2 to stderr, and stdout twice or another pipe is refused") {
+  const std::string dir = test::temp_dir("stats-stdout");
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  for (const char* stats : {"-", "pipe:1"}) {
+    CAPTURE(stats);
+    const test::CommandResult r =
+        test::run_hazefree(std::string("-q -y -b cpu --stats ") + stats + " " + q(in) + " " + q(dir + "/out.png"));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const json line = json::parse(r.out);  // one line: the still's
+    CHECK(line.at("frame") == 0);
+    CHECK(line.at("haze_index").get<double>() > 0.0);
+    CHECK_FALSE(fs::exists(stats));  // no file of that name
+  }
+  test::CommandResult r = test::run_hazefree("-q -y -b cpu --stats pipe:2 " + q(in) + " " + q(dir + "/out.png"));
+  REQUIRE(r.status == 0);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("{\"frame\": 0, ") != std::string::npos);
+  struct Refused {
+    std::string arguments, says;
+  };
+  for (const Refused& refused : {Refused{"--stats - -f nut -", "the output is written to stdout"},
+                                 Refused{"--stats pipe:7 " + q(dir + "/out.png"), "give pipe:1 (stdout), pipe:2"}}) {
+    CAPTURE(refused.arguments);
+    r = test::run_hazefree("-y -b cpu " + q(in) + " " + refused.arguments);
+    CHECK(r.status == 2);
+    const std::vector<std::string> own = test::own_lines(r.err);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].find(refused.says) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  r = test::run_hazefree("job plan -q " + q(dir + "/job") + " " + q(hazy_clip()) + " " + q(dir + "/out.mkv") +
+                         " -b cpu --chunks 2 --stats -");
+  CHECK(r.status != 0);
+  CHECK(r.err.find("--stats -: a job joins its chunks' statistics into a file") != std::string::npos);
+}
+
 TEST_CASE("stats: --auto-strength on a clear photo: omega 0 and an output within 30 dB of the input") {
   const std::string dir = test::temp_dir("stats-auto");
   const std::string in = test::sample_path("images/coffee.png");
