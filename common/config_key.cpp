@@ -3,6 +3,7 @@
 #include "common/option_rows.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -87,7 +88,10 @@ bool parse_boolean(const KeySpec& spec, const std::string& text) {
 
 void check_bounds(const KeySpec& spec, double value, const std::string& text) {
   if (!spec.bounds.contains(value))
-    throw KeyError(spec.name, fmt::format("{} = {} is outside {}", spec.name, text, spec.range));
+    throw KeyError(spec.name, spec.choices.empty()
+                                  ? fmt::format("{} = {} is outside {}", spec.name, text, spec.range)
+                                  : fmt::format("{} = {} is outside {} (also accepted: {})", spec.name, text,
+                                                spec.bounds.text(), fmt::join(spec.choices, ", ")));
 }
 
 namespace {

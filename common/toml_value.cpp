@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <type_traits>
 
 namespace hazefree {
@@ -31,6 +36,22 @@ std::optional<std::string> toml_value_text(const toml::node& node) {
     else if constexpr (toml::is_number<Value> || toml::is_boolean<Value>) return fmt::format("{}", value.get());
     else return std::nullopt;  // a table, a date, a time
   });
+}
+
+toml::table read_toml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(fmt::format("{}: is a folder, not a TOML file", path));
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error(fmt::format("{}: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) throw std::runtime_error(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+  try {
+    return toml::parse(text.str(), path);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw std::runtime_error(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
+  }
 }
 
 }  // namespace hazefree

@@ -22,4 +22,9 @@ std::string toml_string(const std::string& text);
 // one.
 std::optional<std::string> toml_value_text(const toml::node& node);
 
+// A TOML file read by toml++, or one line naming it: "PATH: No such file or directory" (or the
+// cause it could not be read), "PATH:LINE:COLUMN: what is wrong" for text that is not TOML.
+// Throws std::runtime_error with that line.
+toml::table read_toml_file(const std::string& path);
+
 }  // namespace hazefree

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -510,6 +511,15 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   encoder->thread_count = 0;  // automatic, for the encoders that thread
   if (options.low_latency) encoder->max_b_frames = 0;
   if (codec_is_x26x(*codec)) {
+    // Both take x264's preset names; an unknown one would fail the opening with x264's own line.
+    static constexpr std::array<const char*, 10> kPresets = {"ultrafast", "superfast", "veryfast", "faster", "fast",
+                                                             "medium",    "slow",      "slower",   "veryslow", "placebo"};
+    if (std::none_of(kPresets.begin(), kPresets.end(), [&](const char* p) { return options.preset == p; })) {
+      std::string names;
+      for (const char* p : kPresets) names += (names.empty() ? "" : ", ") + std::string(p);
+      throw EncoderOptionError(name + ": --preset " + options.preset + ": " + codec->name + " has no such preset (" +
+                               names + ")");
+    }
     av_opt_set_double(encoder->priv_data, "crf", options.crf, 0);
     av_opt_set(encoder->priv_data, "preset", options.preset.c_str(), 0);
     if (options.low_latency) av_opt_set(encoder->priv_data, "tune", "zerolatency", 0);

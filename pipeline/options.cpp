@@ -13,6 +13,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -577,6 +578,27 @@ std::string wrap_help(const std::string& text, std::size_t width, std::size_t de
   return out;
 }
 
+// "--omega: unknown option; the configuration key dcp.omega is set with --set dcp.omega=VALUE
+// (hazefree --help lists the options)": an option word that names no flag, with the keys whose
+// last part it names.
+std::string unknown_option_text(const std::string& word) {
+  std::string name = word.substr(word.find_first_not_of('-'));
+  name = name.substr(0, name.find('='));
+  std::vector<std::string> keys;
+  for (const ConfigKey& key : config_keys()) {
+    const std::string& full = key.name;
+    if (full == name || (full.size() > name.size() && full.compare(full.size() - name.size(), name.size(), name) == 0 &&
+                         full[full.size() - name.size() - 1] == '.'))
+      keys.push_back(full);
+  }
+  const std::string option = word.substr(0, word.find('='));
+  if (keys.empty()) return fmt::format("{}: unknown option (hazefree --help lists the options)", option);
+  std::string sets;
+  for (const std::string& key : keys) sets += (sets.empty() ? "--set " : " or --set ") + key + "=VALUE";
+  return fmt::format("{}: unknown option; the configuration key is set with {} (hazefree --help lists the options)",
+                     option, sets);
+}
+
 }  // namespace
 
 const std::vector<ConfigKey>& config_keys() {
@@ -662,11 +684,9 @@ void apply_set_argument(RunOptions& options, const std::string& assignment) {
 void apply_config_file(RunOptions& options, const std::string& path) {
   toml::table table;
   try {
-    table = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source().begin;
-    if (where.line == 0) throw UsageError(fmt::format("{}: {}", path, e.description()));
-    throw UsageError(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
+    table = read_toml_file(path);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
   }
   apply_table(options, table, "", path);
 }
@@ -843,6 +863,10 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   } catch (const CLI::CallForVersion&) {
     exit_message = std::string("hazefree ") + HAZEFREE_VERSION + "\n";
     return false;
+  } catch (const CLI::ExtrasError& e) {
+    for (const std::string& word : app.remaining())
+      if (word.size() > 1 && word[0] == '-') throw UsageError(unknown_option_text(word));
+    throw UsageError(e.what());
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
   }
@@ -880,10 +904,15 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   options.progress.period_seconds = progress_period;
   if (!options.progress.url.empty()) {
     try {
-      const int fd = standard_stream_of("-progress", options.progress.url);
+      const std::string& url = options.progress.url;
+      const int fd = standard_stream_of("-progress", url);
       if (fd == 1 && output == "-")
-        throw UsageError(fmt::format("-progress {}: the output is written to stdout; give pipe:2 or a file",
-                                     options.progress.url));
+        throw UsageError(fmt::format("-progress {}: the output is written to stdout; give pipe:2 or a file", url));
+      const std::filesystem::path folder =
+          std::filesystem::path(url.rfind("file:", 0) == 0 ? url.substr(5) : url).parent_path();
+      std::error_code ec;
+      if (fd < 0 && !folder.empty() && !std::filesystem::is_directory(folder, ec))
+        throw UsageError(fmt::format("-progress {}: folder {} does not exist", url, folder.string()));
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }

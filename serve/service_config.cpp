@@ -93,10 +93,9 @@ ServiceConfig load_service_config(const std::string& path, const std::string& li
                                   const std::string& environment_token) {
   toml::table file;
   try {
-    file = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    const auto& at = e.source().begin;
-    throw ConfigError(fmt::format("{}:{}:{}: {}", path, at.line, at.column, e.description()));
+    file = read_toml_file(path);
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(e.what());
   }
   ServiceConfig config;
   for (const auto& [name, node] : file) {

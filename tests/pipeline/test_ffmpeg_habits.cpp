@@ -15,6 +15,7 @@
 #include "run_command.hpp"
 #include "support/test_support.hpp"
 #include "test_robustness_support.hpp"
+#include "test_robustness_support.hpp"
 
 namespace fs = std::filesystem;
 
@@ -177,6 +178,17 @@ TEST_CASE("ffmpeg habits: the summary line counts the audio packets the output h
   }
 }
 
+TEST_CASE("ffmpeg habits: an x264 preset that does not exist is one line naming the presets, status 2, no file") {
+  const std::string dir = temp_dir("habits-preset");
+  const CommandResult r = run_hazefree("-b cpu --mode he --preset turbo " + q(tiny_clip()) + " " + q(dir + "/out.mp4"));
+  CHECK(r.status == 2);
+  const std::vector<std::string> own = own_lines(r.err);
+  REQUIRE(own.size() == 1);
+  CHECK(own[0].find("--preset turbo: libx264 has no such preset (ultrafast, superfast, veryfast,") != std::string::npos);
+  CHECK(lines_of(r.err).size() == 1);  // no line of x264's own
+  CHECK(folder_entries(dir).empty());
+}
+
 TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or a file, progress=end last") {
   const std::string dir = temp_dir("habits-progress");
   const std::string out = dir + "/out.mkv";
@@ -196,6 +208,11 @@ TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or
   r = run_hazefree("-b cpu -progress pipe:1 " + q(tiny_clip()) + " -");
   CHECK(r.status == 2);
   CHECK(r.err.find("pipe:2") != std::string::npos);
+  // Nor a missing folder: refused as --stats is, before anything runs.
+  r = run_hazefree("-b cpu -progress " + q(dir + "/no-such-folder/p.txt") + " " + q(tiny_clip()) + " " + q(dir + "/x.mkv"));
+  CHECK(r.status == 2);
+  CHECK(r.err.find("folder " + dir + "/no-such-folder does not exist") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/x.mkv"));
 }
 
 TEST_CASE("ffmpeg habits: --help fits 80 columns and lists the ffmpeg spellings") {

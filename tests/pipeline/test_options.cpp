@@ -157,7 +157,14 @@ TEST_CASE("options: malformed values, unknown keys and unknown names are refused
   CHECK(usage_error({"--set", "he.roi=1,2,3", "in", "out"}).find("he.roi") != std::string::npos);
   CHECK(usage_error({"--set", "pipeline.live=maybe", "in", "out"}).find("pipeline.live") != std::string::npos);
   CHECK(usage_error({"in"}).find("required") != std::string::npos);
-  CHECK(usage_error({"--no-such-flag", "in", "out"}) != "");
+  CHECK(usage_error({"--no-such-flag", "in", "out"}) == "--no-such-flag: unknown option (hazefree --help lists the options)");
+  // A key's last part as a flag: the --set that sets it (-t's key takes a word besides numbers).
+  CHECK(usage_error({"--omega", "0.5", "in", "out"}) ==
+        "--omega: unknown option; the configuration key is set with --set dcp.omega=VALUE (hazefree --help lists "
+        "the options)");
+  CHECK(usage_error({"--gf_eps=0.01", "in", "out"}).find("--gf_eps: unknown option; the configuration key is set with "
+                                                         "--set dcp.gf_eps=VALUE") == 0);
+  CHECK(usage_error({"-t", "-5", "in", "out"}) == "input.duration = -5 is outside (0, inf) (also accepted: none)");
 }
 
 TEST_CASE("options: config file errors name the file and the key or the line") {
@@ -170,8 +177,10 @@ TEST_CASE("options: config file errors name the file and the key or the line") {
   CHECK(e2.find(malformed + ":2:") != std::string::npos);
   const std::string range = write_file("range.toml", "[dcp]\nomega = 2.0\n");
   CHECK(usage_error({"-c", range, "in", "out"}).find("dcp.omega = 2 is outside (0, 1]") != std::string::npos);
-  CHECK(usage_error({"-c", "/nonexistent/preset.toml", "in", "out"}).find("/nonexistent/preset.toml") !=
-        std::string::npos);
+  CHECK(usage_error({"-c", "/nonexistent/preset.toml", "in", "out"}) ==
+        "/nonexistent/preset.toml: No such file or directory");
+  const std::string folder = std::filesystem::path(unknown).parent_path().string();
+  CHECK(usage_error({"-c", folder, "in", "out"}) == folder + ": is a folder, not a TOML file");
 }
 
 TEST_CASE("options: --live shortens the queues and asks for low latency") {

@@ -298,6 +298,10 @@ def test_bad_configurations_are_one_line_before_anything_starts():
     assert done.returncode == 2 and "CONFIG" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     code, line = refused("[[stream]\n", *listen)
     assert code == 2 and "bad.toml" in line
+    missing = folder("refused") / "missing.toml"
+    for path, says in [(missing, f"{missing}: No such file or directory"), (missing.parent, "is a folder, not a TOML file")]:
+        done = subprocess.run([BINARY, "serve", str(path), *listen], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"hazefree serve: {path}: {says.split(': ')[-1]}"], done.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
