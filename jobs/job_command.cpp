@@ -8,6 +8,7 @@
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
 #include "jobs/job_stages.hpp"
+#include "io/logging.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace hazefree::jobs {
@@ -20,7 +21,7 @@ constexpr const char* kJobHelp =
     "  hazefree job analyze DIR [--chunk K]   per-frame estimates of task K (array task)\n"
     "  hazefree job render DIR [--chunk K]    task K's chunk from its exact start state, encoded (array task)\n"
     "  hazefree job join DIR [--input I]      the chunks and the source's other streams -> each OUTPUT\n"
-    "  hazefree job status DIR [--json]       done / running / failed / missing per task\n"
+    "  hazefree job status DIR [--json]       done / running / failed / interrupted / missing per task\n"
     "  hazefree job slurm DIR [--gpus-per-task N] [-- sbatch options]   analyze array -> render array -> join\n"
     "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine, in one process, each\n"
     "frame decoded once: hazefree --chunks N|auto [--gpus all|0,1,..] [--job-memory MIB] INPUT OUTPUT.\n"
@@ -39,6 +40,8 @@ int plan_command(int argc, char** argv) {
     return 0;
   }
   if (options.live) throw UsageError("job plan: --live sources cannot be cut into chunks");
+  // Our own line says what failed; FFmpeg's libraries' lines only with -v, as in a single run.
+  io::set_ffmpeg_log_level(options.verbose ? io::LogLevel::verbose : io::LogLevel::silent);
   const ChunkRequest request = chunk_request(job_flags.options());
   std::vector<std::pair<std::string, std::string>> pairs;
   for (std::size_t i = 1; i + 1 < files.size(); i += 2) pairs.emplace_back(files[i], files[i + 1]);
@@ -74,6 +77,7 @@ int stage_command(const std::string& stage, int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "more detail on stderr");
   if (!parse_stage_line(app, argc, argv)) return 0;
   StageOptions options{quiet, verbose};
+  io::set_ffmpeg_log_level(verbose ? io::LogLevel::verbose : io::LogLevel::silent);
   if (stage == "status") {
     fmt::print("{}", job_status(dir, as_json));
     return 0;

@@ -47,6 +47,7 @@ const char* to_string(TaskStatus status) {
   switch (status) {
     case TaskStatus::running: return "running";
     case TaskStatus::failed: return "failed";
+    case TaskStatus::interrupted: return "interrupted";
     case TaskStatus::done: return "done";
   }
   return "?";
@@ -90,7 +91,8 @@ void write_file_atomically(const std::string& path, const std::string& content) 
 }
 
 namespace {
-constexpr TaskStatus kStatuses[] = {TaskStatus::running, TaskStatus::failed, TaskStatus::done};
+constexpr TaskStatus kStatuses[] = {TaskStatus::running, TaskStatus::failed, TaskStatus::interrupted,
+                                    TaskStatus::done};
 }  // namespace
 
 std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, int index) {
@@ -182,8 +184,11 @@ void TaskRun::progress(std::int64_t frames) {
   }
 }
 
-void TaskRun::failed(const std::string& error) {
-  TaskState s = state(TaskStatus::failed);
+void TaskRun::failed(const std::string& error) { ended(TaskStatus::failed, error); }
+void TaskRun::interrupted(const std::string& error) { ended(TaskStatus::interrupted, error); }
+
+void TaskRun::ended(TaskStatus status, const std::string& error) {
+  TaskState s = state(status);
   s.error = error;
   try {
     write_task_state(dir_, stage_, index_, s);
@@ -191,7 +196,7 @@ void TaskRun::failed(const std::string& error) {
   }
   // The error line itself goes to stderr from the command; the log keeps it too.
   std::ofstream log(log_path(dir_, stage_, index_), std::ios::app);
-  log << timestamp() << "  failed: " << error << '\n';
+  log << timestamp() << "  " << to_string(status) << ": " << error << '\n';
 }
 
 }  // namespace hazefree::jobs

@@ -35,7 +35,9 @@ void write_file_atomically(const std::string& path, const std::string& content);
 
 // What the last run of a task recorded: started and not finished (or still going), ended with
 // an error, or finished.
-enum class TaskStatus { running, failed, done };
+// interrupted: stopped by a stop request (Ctrl-C, SIGTERM, another task's failure), not by an error
+// of its own.
+enum class TaskStatus { running, failed, interrupted, done };
 const char* to_string(TaskStatus status);
 
 struct TaskState {
@@ -43,7 +45,7 @@ struct TaskState {
   std::string plan;      // the plan id the task ran for
   std::string host;
   long pid = 0;
-  std::string error;     // failed: the one-line error
+  std::string error;     // failed, interrupted: the one-line error
   std::int64_t frames = 0;
   double seconds = 0.0;  // done: how long the task took
   // Where the task decoded its frames: "cpu" or "nvdec"; for an analysis, "fused" when it took
@@ -64,19 +66,21 @@ bool task_done(const std::string& dir, const std::string& plan_id, Stage stage, 
 std::string host_name();
 
 // One run of a task: its lines go to stderr and to its log in DIR; it records running at the
-// start, then done or failed.
+// start, then done, failed or interrupted.
 class TaskRun {
  public:
   TaskRun(std::string dir, Stage stage, int index, std::string plan_id, bool quiet);
   void line(const std::string& text);  // stderr (unless quiet) and the log
   void done(std::int64_t frames);
   void failed(const std::string& error);
+  void interrupted(const std::string& error);
   // Frames encoded so far, into the running state (for `job status`), every two seconds at most.
   void progress(std::int64_t frames);
   void set_decoded(std::string where) { decoded_ = std::move(where); }  // recorded with done()
 
  private:
   TaskState state(TaskStatus status) const;  // this run's state
+  void ended(TaskStatus status, const std::string& error);  // failed or interrupted
   std::string dir_;
   Stage stage_;
   int index_;

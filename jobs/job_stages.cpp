@@ -175,7 +175,8 @@ void as_task(const std::string& dir, const Plan& plan, Stage stage, int index, c
     const std::int64_t frames = body(run);
     run.done(frames);
   } catch (const std::exception& e) {
-    run.failed(e.what());
+    if (stop_requested()) run.interrupted(e.what());
+    else run.failed(e.what());
     throw;
   }
 }
@@ -318,6 +319,8 @@ std::string chunk_problem(const std::string& dir, const Plan& plan, int task) {
   if (!state) return fmt::format("{} is missing: render it ({})", what, rerun);
   if (state->plan != plan.id) return fmt::format("{} is stale (rendered for another plan): render it again ({})", what, rerun);
   if (state->state == TaskStatus::failed) return fmt::format("{} failed ({}): render it again ({})", what, state->error, rerun);
+  if (state->state == TaskStatus::interrupted)
+    return fmt::format("{} was interrupted (stopped before its end): render it again ({})", what, rerun);
   if (state->state == TaskStatus::running && !process_alive(*state))
     return fmt::format("{} was interrupted ({} pid {} is gone): render it again ({})", what, state->host, state->pid, rerun);
   if (state->state == TaskStatus::running)

@@ -580,9 +580,11 @@ class LocalJob {
       running.ok = true;
     } catch (const std::exception& e) {
       // Stopped because another task failed (or a stop request): this one was only interrupted.
-      const std::string why = stop_.load() ? fmt::format("{}: render {} interrupted", dir_, task) : e.what();
-      render.failed(why);
-      if (analysis && !task_done(dir_, plan_.id, Stage::analyze, task)) analysis->failed(why);
+      const bool interrupted = stop_.load() || stopped();
+      const std::string why = interrupted ? fmt::format("{}: render {} interrupted", dir_, task) : e.what();
+      interrupted ? render.interrupted(why) : render.failed(why);
+      if (analysis && !task_done(dir_, plan_.id, Stage::analyze, task))
+        interrupted ? analysis->interrupted(why) : analysis->failed(why);
       throw JobError(why);
     }
     finished(task);
@@ -602,7 +604,7 @@ class LocalJob {
       run.done(static_cast<std::int64_t>(estimates.size()));
       board_.publish(task, std::move(estimates));
     } catch (const std::exception& e) {
-      run.failed(e.what());
+      stop_.load() || stopped() ? run.interrupted(e.what()) : run.failed(e.what());
       throw;
     }
   }

@@ -38,8 +38,9 @@ namespace {
 constexpr auto q = quoted;
 
 // Waits (up to `tries` half-milliseconds) for a chunk being written in `chunks_dir` (a hidden
-// partial file), then kills `pid` with SIGKILL and checks that it died of it.
-void kill_once_writing(pid_t pid, const std::string& chunks_dir, int tries) {
+// partial file), then sends `pid` SIGKILL (or `sig`) and returns its wait status; a SIGKILL is
+// checked to have ended it.
+int kill_once_writing(pid_t pid, const std::string& chunks_dir, int tries, int sig = SIGKILL) {
   bool writing = false;
   for (int i = 0; i < tries && !writing; ++i) {
     std::error_code error;  // the folder may not exist yet
@@ -48,10 +49,25 @@ void kill_once_writing(pid_t pid, const std::string& chunks_dir, int tries) {
     if (!writing) usleep(500);
   }
   CHECK(writing);
-  ::kill(pid, SIGKILL);
+  ::kill(pid, sig);
   int status = 0;
   waitpid(pid, &status, 0);
-  CHECK(WIFSIGNALED(status));
+  if (sig == SIGKILL) CHECK(WIFSIGNALED(status));
+  return status;
+}
+
+// Starts `hazefree ARGUMENTS` (shell words) with stdout and stderr to /dev/null.
+pid_t start_hazefree(const std::string& arguments) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    dup2(null, STDOUT_FILENO);
+    execl("/bin/sh", "sh", "-c", (std::string("exec '") + HAZEFREE_BINARY + "' " + arguments).c_str(), nullptr);
+    _exit(127);
+  }
+  return pid;
 }
 
 }  // namespace
@@ -429,6 +445,53 @@ TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again,
   REQUIRE_MESSAGE(r.status == 0, r.err);
   check_identical(dir + "/single.mkv", dir + "/out.mkv");
   CHECK_FALSE(fs::exists(job_dir));
+}
+
+TEST_CASE("job chunks: Ctrl-C stops a render and a run in chunks with status 130: the tasks read interrupted, not failed, and run again") {
+  const std::string dir = temp_dir("jobs-sigint");
+  const std::string clip = dir + "/slow.mp4";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=3 -f lavfi -i sine=d=3 -c:v libx264 "
+                      "-preset veryfast -x264-params keyint=10 -c:a aac -shortest " + q(clip)) == 0);
+  const std::string options = "--backend cpu --threads 1 --mode ahe --window 127 --encoder ffv1";
+  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
+  REQUIRE_MESSAGE(single.status == 0, single.err);
+
+  // One stage command: job render.
+  fs::remove_all(dir + "/job");
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip) + " " + q(dir + "/out.mkv") + " " +
+                                 options + " --chunks 2");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  int status = kill_once_writing(start_hazefree("job render -q " + q(dir + "/job") + " --chunk 0"), dir + "/job/chunks",
+                                 20000, SIGINT);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 130));
+  r = run_hazefree("job status --json " + q(dir + "/job"));
+  CHECK(r.out.find("\"render\": \"interrupted\"") != std::string::npos);
+  CHECK(r.out.find(": \"failed\"") == std::string::npos);
+  r = run_hazefree("job status " + q(dir + "/job"));
+  CHECK(r.out.find("0 failed") != std::string::npos);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  CHECK(r.status == 1);
+  CAPTURE(r.err);
+  CHECK(r.err.find("task 0 (slow.mp4 chunk 1/2 (frames 0-39)) was interrupted (stopped before its end): render it "
+                   "again") != std::string::npos);
+  for (const char* task : {"0", "1"}) REQUIRE(run_hazefree("job render -q " + q(dir + "/job") + " --chunk " + task).status == 0);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(dir + "/single.mkv", dir + "/out.mkv");
+
+  // A run in chunks, its job folder kept: no task of it reads failed; run again, it ends the job.
+  fs::remove_all(dir + "/kept");
+  fs::remove(dir + "/out2.mkv");
+  const std::string command =
+      "-q -y " + options + " --chunks 4 --workers 1 --job-dir " + q(dir + "/kept") + " " + q(clip) + " " + q(dir + "/out2.mkv");
+  status = kill_once_writing(start_hazefree(command), dir + "/kept/chunks", 40000, SIGINT);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 130));
+  r = run_hazefree("job status --json " + q(dir + "/kept"));
+  CHECK(r.out.find("\"interrupted\"") != std::string::npos);
+  CHECK(r.out.find(": \"failed\"") == std::string::npos);
+  r = run_hazefree(command);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  check_identical(dir + "/single.mkv", dir + "/out2.mkv");
 }
 
 }  // namespace hazefree::test
