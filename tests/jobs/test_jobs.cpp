@@ -70,6 +70,21 @@ pid_t start_hazefree(const std::string& arguments) {
   return pid;
 }
 
+// DIR/slow.mp4: a 480x270 clip with audio, `seconds` long, its keyframes as `x264_params` say,
+// that renders slowly enough with one thread (`mode`: a large AHE window, or DCP) for a signal
+// to land mid-chunk; its single run is DIR/single.mkv. Returns the run's options.
+std::string slow_clip_and_single_run(const std::string& dir, int seconds, const std::string& x264_params,
+                                     const std::string& mode) {
+  const std::string d = std::to_string(seconds);
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=" + d + " -f lavfi -i sine=d=" + d +
+                      " -c:v libx264 -preset veryfast -x264-params " + x264_params + " -c:a aac -shortest " +
+                      q(dir + "/slow.mp4")) == 0);
+  const std::string options = "--backend cpu --threads 1 " + mode + " --encoder ffv1";
+  const CommandResult single = run_hazefree("-q -y " + options + " " + q(dir + "/slow.mp4") + " " + q(dir + "/single.mkv"));
+  REQUIRE_MESSAGE(single.status == 0, single.err);
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("job chunks: DCP frames identical to the single run for 1, 2, 3 and 7 chunks") {
@@ -282,13 +297,8 @@ namespace hazefree::test {
 
 TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, and running it again changes nothing") {
   const std::string dir = temp_dir("jobs-killed");
-  // A clip slow enough to render (one thread, a large AHE window) that the kill lands mid-way.
   const std::string clip = dir + "/slow.mp4";
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=2 -f lavfi -i sine=d=2 "
-                      "-c:v libx264 -preset veryfast -x264-params keyint=10:bframes=2 -c:a aac -shortest " + q(clip)) == 0);
-  const std::string options = "--backend cpu --threads 1 --mode ahe --window 127 --encoder ffv1";
-  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
-  REQUIRE_MESSAGE(single.status == 0, single.err);
+  const std::string options = slow_clip_and_single_run(dir, 2, "keyint=10:bframes=2", "--mode ahe --window 127");
   fs::remove_all(dir + "/job");
   fs::remove(dir + "/out.mkv");
   CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip) + " " + q(dir + "/out.mkv") + " " +
@@ -296,17 +306,8 @@ TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, 
   REQUIRE_MESSAGE(r.status == 0, r.err);
   REQUIRE(job_task_count(dir + "/job") == 2);
 
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    dup2(null, STDOUT_FILENO);
-    execl(HAZEFREE_BINARY, HAZEFREE_BINARY, "job", "render", (dir + "/job").c_str(), "--chunk", "0", "-q", nullptr);
-    _exit(127);
-  }
   // Kill it once its chunk is being written (a hidden partial file in chunks/).
-  kill_once_writing(pid, dir + "/job/chunks", 20000);
+  kill_once_writing(start_hazefree("job render -q " + q(dir + "/job") + " --chunk 0"), dir + "/job/chunks", 20000);
   CHECK_FALSE(fs::exists(dir + "/job/chunks/task-0.mov"));
   r = run_hazefree("job status --json " + q(dir + "/job"));
   CHECK(r.out.find("\"render\": \"interrupted\"") != std::string::npos);
@@ -419,27 +420,13 @@ TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again,
   const std::string dir = temp_dir("jobs-runner-killed-" + std::to_string(getpid()));
   const std::string clip = dir + "/slow.mp4";
   // One keyframe: every chunk but the first starts between keyframes (decoded from the first).
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=2 -f lavfi -i sine=d=2 "
-                      "-c:v libx264 -preset veryfast -x264-params keyint=1000:scenecut=0:bframes=2 -c:a aac -shortest " +
-                      q(clip)) == 0);
-  const std::string options = "--backend cpu --threads 1 --mode dcp --encoder ffv1";
-  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
-  REQUIRE_MESSAGE(single.status == 0, single.err);
+  const std::string options = slow_clip_and_single_run(dir, 2, "keyint=1000:scenecut=0:bframes=2", "--mode dcp");
   fs::remove(dir + "/out.mkv");
   const std::string job_dir = dir + "/.out.mkv.hazefree-job";
   fs::remove_all(job_dir);
   const std::string command = "-q -y " + options + " --chunks 4 --workers 1 " + q(clip) + " " + q(dir + "/out.mkv");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    dup2(null, STDOUT_FILENO);
-    execl("/bin/sh", "sh", "-c", (std::string("exec '") + HAZEFREE_BINARY + "' " + command).c_str(), nullptr);
-    _exit(127);
-  }
   // Killed once a chunk is being written and before the job ends.
-  kill_once_writing(pid, job_dir + "/chunks", 40000);
+  kill_once_writing(start_hazefree(command), job_dir + "/chunks", 40000);
   CHECK_FALSE(fs::exists(dir + "/out.mkv"));
   const CommandResult r = run_hazefree(command);
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -450,11 +437,7 @@ TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again,
 TEST_CASE("job chunks: Ctrl-C stops a render and a run in chunks with status 130: the tasks read interrupted, not failed, and run again") {
   const std::string dir = temp_dir("jobs-sigint");
   const std::string clip = dir + "/slow.mp4";
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=480x270:r=25:d=3 -f lavfi -i sine=d=3 -c:v libx264 "
-                      "-preset veryfast -x264-params keyint=10 -c:a aac -shortest " + q(clip)) == 0);
-  const std::string options = "--backend cpu --threads 1 --mode ahe --window 127 --encoder ffv1";
-  const CommandResult single = run_hazefree("-q -y " + options + " " + q(clip) + " " + q(dir + "/single.mkv"));
-  REQUIRE_MESSAGE(single.status == 0, single.err);
+  const std::string options = slow_clip_and_single_run(dir, 3, "keyint=10", "--mode ahe --window 127");
 
   // One stage command: job render.
   fs::remove_all(dir + "/job");

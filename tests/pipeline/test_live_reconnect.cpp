@@ -150,19 +150,6 @@ bool wait_until(double seconds, const std::function<bool()>& condition) {
   return condition();
 }
 
-// A port nobody listens on right now (the kernel's choice).
-int free_port(int type) {
-  const int fd = socket(AF_INET, type, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  socklen_t size = sizeof address;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 // Whether a TCP server is up on the loopback port: a socket listens there, or has accepted the
 // one connection an `ffmpeg -listen` server takes, after which it listens no more (a reconnecting
@@ -250,7 +237,7 @@ Source make_source(const std::string& kind, const std::string& name) {
   }
   Source source;
   source.kind = kind;
-  source.port = free_port(kind == "udp" ? SOCK_DGRAM : SOCK_STREAM);
+  source.port = test::free_loopback_port(kind == "udp" ? SOCK_DGRAM : SOCK_STREAM);
   source.dir = test::temp_dir(name + "-" + std::to_string(getpid()));
   return source;
 }

@@ -397,18 +397,6 @@ struct Child {
   }
 };
 
-int free_udp_port() {
-  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  socklen_t size = sizeof address;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 std::size_t line_count(const std::string& path) {
   std::ifstream file(path);
@@ -421,7 +409,7 @@ std::size_t line_count(const std::string& path) {
 
 TEST_CASE("stats: a --live run from MPEG-TS over UDP writes a line per frame as it goes, whole at Ctrl-C") {
   const std::string dir = test::temp_dir("stats-live-" + std::to_string(getpid()));
-  const std::string url = "udp://127.0.0.1:" + std::to_string(free_udp_port());
+  const std::string url = "udp://127.0.0.1:" + std::to_string(test::free_loopback_port(SOCK_DGRAM));
   const std::string stats = dir + "/live.jsonl", out = dir + "/live.ts";
   Child run({HAZEFREE_BINARY, "-b", "cpu", "--threads", "1", "--preset", "ultrafast", "--live", "--stats", stats,
              url, out},

@@ -38,24 +38,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kStopWithin = std::chrono::seconds(1);
 
-// A loopback socket of `type` bound to a port of the kernel's choice.
-int bound_socket(int type, int* port) {
-  const int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  socklen_t size = sizeof address;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0);
-  *port = ntohs(address.sin_port);
-  return fd;
-}
-
 // A TCP server on loopback that takes one connection and never sends a byte.
 class SilentTcpServer {
  public:
-  SilentTcpServer() : listening_(bound_socket(SOCK_STREAM, &port_)) { REQUIRE(listen(listening_, 4) == 0); }
+  SilentTcpServer() : listening_(test::bound_loopback_socket(SOCK_STREAM, &port_)) { REQUIRE(listen(listening_, 4) == 0); }
   ~SilentTcpServer() {
     if (connection_ >= 0) close(connection_);
     close(listening_);
@@ -76,11 +62,7 @@ class SilentTcpServer {
 };
 
 // A UDP port on loopback that nobody sends to (free once this is gone: the run binds it).
-std::string silent_udp_url() {
-  int port = 0;
-  close(bound_socket(SOCK_DGRAM, &port));
-  return "udp://127.0.0.1:" + std::to_string(port);
-}
+std::string silent_udp_url() { return "udp://127.0.0.1:" + std::to_string(test::free_loopback_port(SOCK_DGRAM)); }
 
 // Whether a socket is bound to the UDP port of `url` on loopback (the run opening it), within
 // `seconds`. Read from /proc, as nothing can be sent to it.
