@@ -136,7 +136,7 @@ json stream_json(const Stream& stream) {
               {"reconnects", s.reconnects},
               {"seconds_lost", s.seconds_lost},
               {"latency_ms", s.latency_seconds * 1000.0},
-              {"atmospheric_light", s.atmospheric_light},
+              {"atmospheric_light", s.haze_index >= 0.f ? json(s.atmospheric_light) : json(nullptr)},
               {"haze_index", s.haze_index >= 0.f ? float_json(s.haze_index) : json(nullptr)},
               {"omega", s.omega >= 0.f ? float_json(s.omega) : json(nullptr)},
               {"haze_history", haze_history_json(stream)},
@@ -778,13 +778,14 @@ std::string metrics_text(const std::vector<std::unique_ptr<Stream>>& streams, st
     out += fmt::format("hazefree_latency_seconds_sum{{stream=\"{}\"}} {}\n", name, all[i].latency_sum);
     out += fmt::format("hazefree_latency_seconds_count{{stream=\"{}\"}} {}\n", name, all[i].latency_count);
   }
-  family("hazefree_atmospheric_light", "gauge", "DCP's atmospheric light A of the stream, per channel, in [0, 1].");
-  for (std::size_t i = 0; i < streams.size(); ++i)
-    for (std::size_t c = 0; c < 3; ++c)
-      out += fmt::format("hazefree_atmospheric_light{{stream=\"{}\",channel=\"{}\"}} {}\n", streams[i]->config().name,
-                         "rgb"[c], all[i].atmospheric_light[c]);
   // DCP (SPEC 13): a stream outside DCP, or before its first frame, has no sample (an absent
   // series, which every client parses, rather than NaN, which spoils sums and comparisons).
+  family("hazefree_atmospheric_light", "gauge",
+         "DCP's atmospheric light A of the stream, per channel, in [0, 1] (no sample outside DCP).");
+  for (std::size_t i = 0; i < streams.size(); ++i)
+    for (std::size_t c = 0; c < 3 && all[i].haze_index >= 0.f; ++c)
+      out += fmt::format("hazefree_atmospheric_light{{stream=\"{}\",channel=\"{}\"}} {}\n", streams[i]->config().name,
+                         "rgb"[c], all[i].atmospheric_light[c]);
   auto per_dcp_stream = [&](const char* name, const char* help, auto value) {
     family(name, "gauge", help);
     for (std::size_t i = 0; i < streams.size(); ++i)

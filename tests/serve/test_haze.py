@@ -63,6 +63,7 @@ def test_the_metrics_give_the_haze_index_of_each_dcp_stream(service):
     index = metric_samples(service, "hazefree_haze_index")
     omega = metric_samples(service, "hazefree_dcp_omega")
     assert set(index) == {"hazy", "clear"} and set(omega) == {"hazy", "clear"}  # none for the he stream
+    assert set(metric_samples(service, "hazefree_atmospheric_light")) == {"hazy", "clear"}  # one a channel
     # The thresholds themselves are the kernels' (their tests); here the omega shows which side each is on.
     assert 0 < index["hazy"] <= 1 and 0 <= index["clear"] < index["hazy"] / 2, index
     assert math.isclose(omega["hazy"], OMEGA, rel_tol=1e-6), omega  # auto strength off
@@ -79,6 +80,7 @@ def test_the_api_gives_the_index_the_omega_and_the_history(service):
     assert time.time() - 300 <= times[0] and times[-1] <= time.time() + 1, times
     assert all(0 < h <= 1 for _, h in hazy["haze_history"]), hazy["haze_history"]
     assert plain["haze_index"] is None and plain["omega"] is None and plain["haze_history"] == [], plain
+    assert plain["atmospheric_light"] is None and len(hazy["atmospheric_light"]) == 3, plain
     assert plain["frames"] > 0
 
 
