@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "io/logging.hpp"
+#include "io/url.hpp"
 #include "jobs/job_command.hpp"
 #include "jobs/job_options.hpp"
 #include "pipeline/processor_factory.hpp"
@@ -114,6 +115,13 @@ int run_main(int argc, char** argv) {
                    s.decode_ms, s.process_ms, s.encode_ms);
     }
     if (s.interrupted) return 130;
+    // A file that ends before the frames its header announces (cut short in a copy or a
+    // download): the frames there are are written, as ffmpeg does, and the user is told.
+    const bool whole_file = !options.input_options.trim.active() && !options.live;
+    if (whole_file && !options.quiet && s.frames_announced > 0 && s.frames_in + s.decode_errors + 1 < s.frames_announced)
+      fmt::print(stderr, "hazefree: warning: {}: the input ended after {} of the {} frames its header announces (a "
+                         "truncated file?)\n", hazefree::io::redact_urls(options.input), s.frames_in,
+                 s.frames_announced);
     if (!s.input_lost.empty()) {  // a live source lost for good: the output is kept, the run failed
       fmt::print(stderr, "hazefree: {}\n", s.input_lost);
       return 1;

@@ -263,6 +263,7 @@ class Pipeline {
     summary.frames_in = frames_in_;
     summary.frames_out = writer_->frames_written();
     summary.frames_dropped = frames_dropped_;
+    summary.frames_announced = expected_frames_;
     summary.packets_copied = writer_->packets_copied();
     summary.decode_errors = reader_.decode_errors();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -35,6 +35,9 @@ struct RunSummary {
   std::int64_t frames_in = 0;      // decoded video frames
   std::int64_t frames_out = 0;     // encoded video frames
   std::int64_t frames_dropped = 0; // --live: oldest frames dropped when processing fell behind
+  // The video's frame count as its header gives it (MP4, MOV, MKV with statistics), estimated
+  // from the span's length with -ss/-t; 0 when unknown.
+  std::int64_t frames_announced = 0;
   std::int64_t packets_copied = 0; // packets of other streams copied
   int decode_errors = 0;
   double seconds = 0.0;

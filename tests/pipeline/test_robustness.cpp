@@ -115,6 +115,9 @@ TEST_CASE("robustness: a truncated clip gives its decodable frames with a warnin
     CHECK(p.video_frames < 100);
     CHECK(r.err.find(std::to_string(p.video_frames) + " frames") != std::string::npos);
     CHECK(r.err.find("warning") != std::string::npos);
+    // The file's header announces its 100 frames: the shortfall is said in one line.
+    CHECK(r.err.find(in + ": the input ended after " + std::to_string(p.video_frames) +
+                     " of the 100 frames its header announces (a truncated file?)") != std::string::npos);
     CHECK(test::folder_entries(d.out) == std::vector<std::string>{"half.mkv"});
   } else {
     check_clean_failure(r, in, d.out);
