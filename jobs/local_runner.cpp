@@ -193,7 +193,7 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
   }
   layout.line = fmt::format("--chunks auto: {{}} on {} worker{} ({}), {} encoders at once with {} threads each{}, "
-                            "{:.0f} MiB for decoded frames ({} cores, {} frames of {}x{})",
+                            "decoded frames held in at most {:.0f} MiB ({} cores, {} frames of {}x{})",
                             workers, workers == 1 ? "" : "s",
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
                             std::min<std::int64_t>(workers, chunks), layout.encoder_threads,
