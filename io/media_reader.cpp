@@ -307,8 +307,11 @@ const AVCodec* MediaReader::Impl::open_connection() {
   if (!context) throw_io(name, "out of memory");
   context->interrupt_callback.callback = &Impl::interrupt_callback;
   context->interrupt_callback.opaque = this;
-  if (options.low_delay) {
-    // Live: hand packets out as soon as they arrive instead of buffering them for probing.
+  if (options.low_delay && is_network_or_camera(options)) {
+    // A live network source or camera: packets handed out as they arrive, not buffered while the
+    // streams are probed (those are dropped: the picture starts at a later keyframe, as a viewer
+    // joining the stream would see it). A file or a pipe keeps them: its first keyframe may be
+    // its only one (with the flag a file read with --live lost its first group of pictures).
     context->flags |= AVFMT_FLAG_NOBUFFER;
   }
   const std::string open_url = options.url == "-" ? "pipe:0" : options.url;

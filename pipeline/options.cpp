@@ -747,6 +747,10 @@ void finalize_options(RunOptions& options) {
     options.queue_depth = std::min(options.queue_depth, 2);
     options.input_options.low_delay = true;
     options.output_options.low_latency = true;
+    // The reader starts the source's clock at its first picture; the writer starts the output at
+    // the first picture written, which is later where the queue dropped the first ones (a burst
+    // at the start: the packets read while the streams were probed).
+    options.output_options.start_at_zero = true;
   }
   options.input_options.trim = trim_of(options);
   if (options.trim_start > 0 && options.live)

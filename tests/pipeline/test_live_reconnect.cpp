@@ -539,3 +539,28 @@ TEST_CASE("live: without --live a frozen source ends the run within its timeout,
   CHECK(last_line == "hazefree: " + source.url() + ": no data for 1 s (input.timeout)\n");
   CHECK(test::folder_entries(run.out_dir).empty());  // a failed run leaves no output
 }
+
+TEST_CASE("live: a file or a pipe read with --live keeps its first group of pictures (one keyframe in the clip), from zero") {
+  const std::string dir = test::temp_dir("live-file");
+  const std::string clip = dir + "/one-keyframe.mp4";
+  // One keyframe in 50 frames, B-frames: the packets read while the streams are probed hold it.
+  REQUIRE(std::system(("ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=s=160x120:r=25:d=2 -c:v libx264 -preset "
+                       "ultrafast -x264-params keyint=250:scenecut=0:bframes=2 -pix_fmt yuv420p " + test::q(clip))
+                          .c_str()) == 0);
+  const test::CommandResult r = test::run_hazefree("-y -b cpu --mode he --encoder ffv1 --live " + test::q(clip) + " " +
+                                                   test::q(dir + "/live.mkv"));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(test::probe_media(dir + "/live.mkv").video_frames == 50);
+  CHECK(r.err.find("50 frames in") != std::string::npos);
+  // The same through a pipe at its own pace: the first picture is there (the queue may drop some
+  // of the start's burst), and the output starts at zero.
+  const std::string piped = dir + "/piped.ts";
+  REQUIRE(std::system(("ffmpeg -v error -nostdin -re -i " + test::q(clip) + " -c copy -f mpegts - | " +
+                       HAZEFREE_BINARY + " -q -y -b cpu --mode he --live - " + test::q(piped))
+                          .c_str()) == 0);
+  const test::Probe p = test::probe_media(piped);
+  CHECK(p.video_frames > 0);
+  REQUIRE(!p.pts_us.empty());
+  CHECK(p.pts_us.front() < 100000);
+}
