@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -176,10 +178,32 @@ void wait_passively(char** argv) {
   execv("/proc/self/exe", argv);  // returns only when it failed: the run goes on spinning
 }
 
+// Messages to a stderr nobody reads any more (`hazefree ... 2>&1 | head -1`) are dropped instead
+// of failing: a failed write threw from fmt::print (std::system_error) and aborted the run,
+// its output deleted. stderr becomes a stream whose writes always succeed, unbuffered as before.
+void keep_stderr_writes_from_failing() {
+  cookie_io_functions_t functions{};
+  functions.write = [](void*, const char* data, std::size_t size) -> ssize_t {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::write(STDERR_FILENO, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // closed or failing: the rest of this message is dropped
+      done += static_cast<std::size_t>(n);
+    }
+    return static_cast<ssize_t>(size);
+  };
+  if (std::FILE* messages = fopencookie(nullptr, "w", functions)) {
+    std::setvbuf(messages, nullptr, _IONBF, 0);
+    stderr = messages;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   wait_passively(argv);
+  keep_stderr_writes_from_failing();
   if (argc >= 2)
     for (const Subcommand& command : kSubcommands)
       if (std::strcmp(argv[1], command.name) == 0) return command.main(argc - 1, argv + 1);

@@ -55,7 +55,10 @@ void FrameStatsFile::close() {
   const bool failed = std::ferror(file_) != 0;
   const int closed = standard_stream_ ? std::fflush(file_) : std::fclose(file_);
   file_ = nullptr;
-  if (failed || closed != 0) throw std::runtime_error(fmt::format("{}: the frame statistics could not be written", path_));
+  // stdout or stderr closed by its reader (`--stats - | head -1`): what it wanted is read, the run
+  // is no failure (as -progress pipe:1).
+  if ((failed || closed != 0) && !standard_stream_)
+    throw std::runtime_error(fmt::format("{}: the frame statistics could not be written", path_));
 }
 
 void check_stats_path(const std::string& path, const std::string& output) {

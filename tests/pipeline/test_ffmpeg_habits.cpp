@@ -189,6 +189,21 @@ TEST_CASE("ffmpeg habits: an x264 preset that does not exist is one line naming 
   CHECK(folder_entries(dir).empty());
 }
 
+TEST_CASE("ffmpeg habits: a reader of stderr or of --stats - that goes away leaves the run to finish its output") {
+  const std::string dir = temp_dir("habits-closed");
+  for (const std::string& reading : {std::string("-stats_period 0.01 2>&1"), std::string("-nostats --stats - 2>/dev/null")}) {
+    CAPTURE(reading);
+    const std::string out = dir + "/out.mkv";
+    std::filesystem::remove(out);
+    // `head -1` reads one line and exits: later writes meet a closed pipe.
+    const std::string status = output_of("bash -c " + q(std::string(HAZEFREE_BINARY) + " -y -b cpu --mode he --encoder ffv1 " +
+                                                        q(tiny_clip()) + " " + q(out) + " " + reading +
+                                                        " | head -1 >/dev/null; echo ${PIPESTATUS[0]}"));
+    CHECK(status == "0");
+    CHECK(probe_media(out).video_frames == 25);
+  }
+}
+
 TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or a file, progress=end last") {
   const std::string dir = temp_dir("habits-progress");
   const std::string out = dir + "/out.mkv";
