@@ -82,6 +82,8 @@ int serve_main(int argc, char** argv) {
       ->required();
   app.add_option("--listen", listen, "ADDR:PORT to serve HTTP on (default [server] listen, else 127.0.0.1:8080); "
                                      "another address than loopback needs a token");
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "FFmpeg's and the encoders' own lines on stderr too (URL secrets hidden)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -107,6 +109,9 @@ int serve_main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a client gone is an error of its request, not the service's end
 
   io::install_ffmpeg_log_callback();  // FFmpeg's lines too have their URL secrets hidden
+  // The service's own lines say what failed; FFmpeg's (a decoder's complaints about a stream
+  // joined between keyframes, x264's statistics) only with -v, as in a single run.
+  io::set_ffmpeg_log_level(verbose ? io::LogLevel::verbose : io::LogLevel::silent);
 
   try {
     const char* environment_token = std::getenv("HAZEFREE_TOKEN");

@@ -102,13 +102,13 @@ class Source:
 class Service:
     """`hazefree serve CONFIG` on a free loopback port."""
 
-    def __init__(self, folder, config_text, token=TOKEN, preexec_fn=None):
+    def __init__(self, folder, config_text, token=TOKEN, preexec_fn=None, options=()):
         self.folder = pathlib.Path(folder)
         self.port = free_port()
         self.token = token
         self.config = self.folder / "service.toml"
         self.config.write_text(config_text)
-        self.process = Process([BINARY, "serve", self.config, "--listen", f"127.0.0.1:{self.port}"],
+        self.process = Process([BINARY, "serve", self.config, "--listen", f"127.0.0.1:{self.port}", *options],
                                self.folder / "service.log", preexec_fn)
         assert wait_until(20, lambda: self.answers() or not self.process.running()), self.process.text()
         assert self.process.running(), self.process.text()

@@ -80,7 +80,7 @@ def test_no_secret_in_responses_the_page_or_the_log():
               stream_table("http", f"http://u:HttpPa55word@127.0.0.1:{http}/cam.ts?token=HttpTok3nValue") +
               # A file to an RTMP server that is not there: the output's error names its URL.
               stream_table("rtmp_out", str(clip), f"rtmp://127.0.0.1:{rtmp}/live/RtmpOutKey77", 'format = "flv"\n'))
-    service = Service(base, config, token="")
+    service = Service(base, config, token="", options=["-v"])  # FFmpeg's own lines too
     try:
         names = ["rtsp", "tcp", "srt", "rtmp_in", "http", "rtmp_out"]
         # Every stream has failed at least once and says why.
@@ -126,6 +126,8 @@ def test_sigterm_with_a_silent_source_finishes_every_output_within_2_s():
         silent.close()
     assert code == 130, service.process.text()
     assert took < 2.0, (took, service.process.text())
+    # Without -v the log holds the service's lines only: none of FFmpeg's or x264's "[... @ 0x...]".
+    assert not [line for line in service.process.text().splitlines() if line.startswith("[")], service.process.text()
     info = ffprobe_json(output, "-show_entries", "format=start_time,duration:stream=codec_type,nb_frames")
     assert info["streams"][0]["codec_type"] == "video" and int(info["streams"][0]["nb_frames"]) > 20
     # The recording starts at 0 s, not at the source's clock.
