@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "io/logging.hpp"
+
 extern "C" {
 #include <libavutil/error.h>
 }
@@ -14,6 +16,12 @@ std::string av_error_text(int error) {
     std::snprintf(text, sizeof text, "error %d", error);
   }
   return text;
+}
+
+std::string ffmpeg_detail() {
+  const std::string detail = last_ffmpeg_error();
+  forget_ffmpeg_error();
+  return detail.empty() ? "" : ": " + detail;
 }
 
 void throw_io(const std::string& name, const std::string& what, int error) {

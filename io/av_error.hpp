@@ -13,6 +13,9 @@ namespace hazefree::io::detail {
 std::string av_error_text(int error);
 // IoError("NAME: WHAT: FFmpeg's text"), or "NAME: WHAT" when error is 0.
 [[noreturn]] void throw_io(const std::string& name, const std::string& what, int error = 0);
+// ": what FFmpeg last logged as an error on this thread" (io/logging.hpp) when it logged one
+// since forget_ffmpeg_error(), else empty: appended to a failed call's message.
+std::string ffmpeg_detail();
 // One line on stderr: "hazefree: warning: NAME: TEXT".
 void warn(const std::string& name, const std::string& text);
 

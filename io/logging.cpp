@@ -44,9 +44,24 @@ void write_redacted(std::string& text) {
   std::fflush(stderr);
 }
 
+thread_local std::string t_last_error;  // last_ffmpeg_error()
+
 void redacting_callback(void* context, int level, const char* format, va_list arguments) {
-  // FFmpeg's own level filter, as in av_log_default_callback (the bits above 0xff are a colour).
-  if ((level >= 0 ? level & 0xff : level) > av_log_get_level()) return;
+  const int plain_level = level >= 0 ? level & 0xff : level;  // the bits above 0xff are a colour
+  if (plain_level <= AV_LOG_ERROR) {
+    char text[512];
+    va_list copy;
+    va_copy(copy, arguments);
+    const int length = std::vsnprintf(text, sizeof text, format, copy);
+    va_end(copy);
+    if (length > 0) {
+      std::string line(text, std::min(static_cast<std::size_t>(length), sizeof text - 1));
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty()) t_last_error = redact_urls(line);
+    }
+  }
+  // FFmpeg's own level filter, as in av_log_default_callback.
+  if (plain_level > av_log_get_level()) return;
   thread_local PartialLine partial;
   char buffer[1024];
   const int prefix = partial.print_prefix;  // the call below updates it for the next line
@@ -78,6 +93,9 @@ void install_ffmpeg_log_callback() {
   static std::once_flag once;
   std::call_once(once, [] { av_log_set_callback(redacting_callback); });
 }
+
+std::string last_ffmpeg_error() { return t_last_error; }
+void forget_ffmpeg_error() { t_last_error.clear(); }
 
 void set_ffmpeg_log_level(LogLevel level) {
   install_ffmpeg_log_callback();

@@ -1,6 +1,8 @@
 // How much FFmpeg's own libraries print on stderr, and how their lines are written.
 #pragma once
 
+#include <string>
+
 namespace hazefree::io {
 
 enum class LogLevel { silent, quiet, normal, verbose };
@@ -16,5 +18,12 @@ void set_ffmpeg_log_level(LogLevel level);
 // Programs (the command line, the service) call it at start; a library leaves the host
 // program's own callback alone.
 void install_ffmpeg_log_callback();
+
+// What FFmpeg's libraries last logged at error level on this thread, whatever the level shown
+// (the callback above only): its text without the prefix or the line's end, URL secrets hidden;
+// empty when none since forget_ffmpeg_error(). It says what a failed call's code does not
+// ("Generic error in an external library": "width not divisible by 2 (321x241)").
+std::string last_ffmpeg_error();
+void forget_ffmpeg_error();
 
 }  // namespace hazefree::io

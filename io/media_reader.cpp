@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "io/av_error.hpp"
+#include "io/logging.hpp"
 #include "io/av_owners.hpp"
 #include "io/av_pixel_format.hpp"
 #include "io/clock.hpp"
@@ -317,12 +318,13 @@ const AVCodec* MediaReader::Impl::open_connection() {
   const std::string open_url = options.url == "-" ? "pipe:0" : options.url;
   stall.watch_opening(context);
   // On failure avformat_open_input frees the context itself.
+  forget_ffmpeg_error();
   int result = avformat_open_input(&context, open_url.c_str(), forced_format, demuxer_options.slot());
   if (result < 0) {
     stall.watch_opening(nullptr);
     if (stop_seen()) throw_interrupted();
     if (stall.stalled()) throw_stall();
-    throw_io(name, av_error_text(result));
+    throw_io(name, av_error_text(result) + ffmpeg_detail());
   }
   demuxer.reset(context);
   if (av_dict_count(demuxer_options.get()) > 0) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/av_error.hpp"
+#include "io/logging.hpp"
 #include "io/av_owners.hpp"
 #include "io/av_pixel_format.hpp"
 #include "io/clock.hpp"
@@ -534,6 +535,7 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   if (muxer->oformat->flags & AVFMT_GLOBALHEADER) encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   set_encoder_options();
 
+  forget_ffmpeg_error();
   const int result = avcodec_open2(encoder.get(), codec, nullptr);
   if (result == AVERROR(EINVAL) && has_user_settings()) {
     std::string given;
@@ -542,7 +544,8 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
                              av_error_text(result));
   }
   if (result < 0) {
-    std::string cause = std::string(codec->name) + ": cannot open the encoder (" + av_error_text(result) + ")";
+    std::string cause =
+        std::string(codec->name) + ": cannot open the encoder (" + av_error_text(result) + ")" + ffmpeg_detail();
     if (std::strstr(codec->name, "nvenc")) cause += " (this GPU has no NVENC engine, or no NVIDIA driver?)";
     else if (std::strstr(codec->name, "vaapi") || std::strstr(codec->name, "qsv")) cause += " (no usable hardware device?)";
     throw_io(name, cause);
@@ -697,8 +700,9 @@ void MediaWriter::Impl::open_output() {
     muxer_options.set("hls_list_size", "6");
     muxer_options.set("hls_flags", "delete_segments+independent_segments");
   }
+  forget_ffmpeg_error();
   const int result = avformat_write_header(context, muxer_options.slot());
-  if (result < 0) throw_io(name, "cannot write the header", result);
+  if (result < 0) throw_io(name, "cannot write the header: " + av_error_text(result) + ffmpeg_detail());
 }
 
 void MediaWriter::Impl::convert_into(const ImageView& frame) {

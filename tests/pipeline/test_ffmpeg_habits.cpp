@@ -204,6 +204,23 @@ TEST_CASE("ffmpeg habits: a reader of stderr or of --stats - that goes away leav
   }
 }
 
+TEST_CASE("ffmpeg habits: a failure FFmpeg explains in its own log says why in our one line, without -v") {
+  const std::string dir = temp_dir("habits-why");
+  CommandResult r = run_hazefree("-y -b cpu --mode he " + q(tiny_clip()) + " -f mp4 - > /dev/null");
+  CHECK(r.status == 1);
+  REQUIRE(own_lines(r.err).size() == 1);
+  CHECK(own_lines(r.err)[0] == "hazefree: -: cannot write the header: Invalid argument: muxer does not support non "
+                               "seekable output");
+  {
+    std::ofstream(dir + "/raw.yuv", std::ios::binary) << std::string(4096, '\x10');
+  }
+  r = run_hazefree("-y -b cpu -f rawvideo " + q(dir + "/raw.yuv") + " " + q(dir + "/out.mp4"));
+  CHECK(r.status == 1);
+  REQUIRE(own_lines(r.err).size() == 1);
+  CHECK(own_lines(r.err)[0] == "hazefree: " + dir + "/raw.yuv: Invalid argument: Picture size 0x0 is invalid");
+  CHECK(lines_of(r.err).size() == 1);
+}
+
 TEST_CASE("ffmpeg habits: -progress writes key=value blocks to pipe:1, pipe:2 or a file, progress=end last") {
   const std::string dir = temp_dir("habits-progress");
   const std::string out = dir + "/out.mkv";
