@@ -352,7 +352,7 @@ const AVOutputFormat* MediaWriter::Impl::choose_muxer() {
 void MediaWriter::Impl::choose_encoder(const AVOutputFormat& muxer_format) {
   if (!options.encoder.empty()) {
     codec = avcodec_find_encoder_by_name(options.encoder.c_str());
-    if (!codec) throw_io(name, "unknown encoder '" + options.encoder + "'");
+    if (!codec) throw EncoderOptionError(name + ": unknown encoder '" + options.encoder + "' (ffmpeg -encoders lists them)");
     if (codec->type != AVMEDIA_TYPE_VIDEO) throw_io(name, "'" + options.encoder + "' is not a video encoder");
     return;
   }
@@ -759,11 +759,23 @@ void MediaWriter::Impl::send(AVFrame* frame) {
 
 // --- MediaWriter ---------------------------------------------------------------------------
 
+namespace {
+const AVOutputFormat* guessed_format(const OutputOptions& options) {
+  return options.format.empty() ? av_guess_format(nullptr, options.url.c_str(), nullptr)
+                                : av_guess_format(options.format.c_str(), nullptr, nullptr);
+}
+}  // namespace
+
 bool writes_one_picture(const OutputOptions& options) {
   if (options.url.empty() || options.url == "-") return false;
-  const AVOutputFormat* format = options.format.empty() ? av_guess_format(nullptr, options.url.c_str(), nullptr)
-                                                        : av_guess_format(options.format.c_str(), nullptr, nullptr);
+  const AVOutputFormat* format = guessed_format(options);
   return format && std::strcmp(format->name, "image2") == 0 && av_filename_number_test(options.url.c_str()) == 0;
+}
+
+bool writes_pictures(const OutputOptions& options) {
+  if (options.url.empty()) return false;
+  const AVOutputFormat* format = guessed_format(options);
+  return format && (std::strcmp(format->name, "image2") == 0 || std::strcmp(format->name, "image2pipe") == 0);
 }
 
 MediaWriter::MediaWriter(const OutputOptions& options, const MediaReader& source, int width,

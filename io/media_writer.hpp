@@ -53,6 +53,9 @@ struct OutputOptions {
 // True when `options` writes one still picture to a plain name (image2 without a %d pattern):
 // every frame would replace the one before.
 bool writes_one_picture(const OutputOptions& options);
+// True when `options` writes pictures rather than a video stream: image2 (one picture or a %d
+// sequence) and image2pipe.
+bool writes_pictures(const OutputOptions& options);
 
 class MediaWriter {
  public:

@@ -201,6 +201,11 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
     in.output = fs::absolute(output_arg).lexically_normal().string();
     if (!outputs.insert(in.output).second) throw JobError(fmt::format("{}: named as the output of two inputs", output_arg));
     check_output(in.input, in.output, plan.overwrite);
+    io::OutputOptions output = settings.output_options;
+    output.url = output_arg;
+    if (io::writes_pictures(output))
+      throw JobError(fmt::format("{}: a job joins its chunks into one video file; pictures (a still or a sequence) are "
+                                 "written by a single run: leave out --chunks", output_arg));
     in.bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
     in.modified = modification_time(in.input);
 

@@ -113,7 +113,7 @@ TEST_CASE("unknown encoders and formats are named") {
   options.url = dir + "/out.mp4";
   options.encoder = "no_such_encoder";
   std::string message = writer_error(options, sample_path("hazy-street.mp4"));
-  CHECK(message == options.url + ": unknown encoder 'no_such_encoder'");
+  CHECK(message == options.url + ": unknown encoder 'no_such_encoder' (ffmpeg -encoders lists them)");
   options.encoder = "aac";
   CHECK(names(writer_error(options, sample_path("hazy-street.mp4")), options.url));
   options.encoder.clear();

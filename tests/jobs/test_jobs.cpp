@@ -414,6 +414,13 @@ TEST_CASE("job chunks: --chunks auto on the CPU backend chooses the layout, says
   const CommandResult bad = run_hazefree("-y --backend cpu --chunks many " + q(clip.path) + " " + q(dir + "/o.mkv"));
   CHECK(bad.status == 2);
   CHECK(bad.err.find("--chunks many") != std::string::npos);
+  // Pictures are no video to join: said before any chunk is rendered.
+  for (const char* pictures : {"/f%03d.png", "/still.png"}) {
+    const CommandResult r = run_hazefree("-y --backend cpu --chunks 2 " + q(clip.path) + " " + q(dir + pictures));
+    CHECK(r.status != 0);
+    CHECK(r.err.find("a job joins its chunks into one video file") != std::string::npos);
+    CHECK(own_error_lines(r.err) == 1);
+  }
 }
 
 TEST_CASE("job chunks: the runner killed mid-chunk, then the same command again, gives the single run's frames") {

@@ -163,10 +163,10 @@ TEST_CASE("cli: failures give one line naming the input and a non-zero status") 
     CHECK(r.status == 2);
     CHECK(r.err.find("ahe.window") != std::string::npos);
   }
-  SUBCASE("unknown encoder") {
+  SUBCASE("unknown encoder: a bad option value, exit status 2") {
     const test::CommandResult r = test::run_hazefree("-q --encoder no_such_encoder " +
                                                q(test::sample_path("images/coffee.png")) + " " + q(dir + "/x.mp4"));
-    CHECK(r.status == 1);
+    CHECK(r.status == 2);
     CHECK(r.err.find("no_such_encoder") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir + "/x.mp4"));
   }
