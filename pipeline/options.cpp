@@ -578,20 +578,54 @@ std::string wrap_help(const std::string& text, std::size_t width, std::size_t de
   return out;
 }
 
-// "--omega: unknown option; the configuration key dcp.omega is set with --set dcp.omega=VALUE
-// (hazefree --help lists the options)": an option word that names no flag, with the keys whose
-// last part it names.
-std::string unknown_option_text(const std::string& word) {
-  std::string name = word.substr(word.find_first_not_of('-'));
-  name = name.substr(0, name.find('='));
-  std::vector<std::string> keys;
+// The fewest insertions, deletions, substitutions and swaps of two neighbours from a to b (the
+// optimal string alignment distance: "mdoe" is one swap from "mode").
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// A name close to `name` (a typo: at most 2 edits, fewer for short names) among `names`.
+bool close_to(const std::string& name, const std::string& candidate) {
+  const std::size_t allowed = name.size() <= 4 ? 1 : 2;
+  return edit_distance(name, candidate) <= allowed;
+}
+
+// The configuration keys a name may mean: its whole name or its last part ("omega" for
+// dcp.omega), exactly or with a typo.
+std::vector<std::string> keys_meant(const std::string& name) {
+  std::vector<std::string> exact, close;
   for (const ConfigKey& key : config_keys()) {
     const std::string& full = key.name;
-    if (full == name || (full.size() > name.size() && full.compare(full.size() - name.size(), name.size(), name) == 0 &&
-                         full[full.size() - name.size() - 1] == '.'))
-      keys.push_back(full);
+    const std::string last = full.substr(full.rfind('.') + 1);
+    if (full == name || last == name) exact.push_back(full);
+    else if (close_to(name, full) || close_to(name, last)) close.push_back(full);
   }
+  return exact.empty() ? close : exact;
+}
+
+// "--omega: unknown option; the configuration key is set with --set dcp.omega=VALUE (hazefree
+// --help lists the options)", "--mdoe: unknown option; did you mean --mode? (...)": an option
+// word that names no flag, with the flags and keys it may mean.
+std::string unknown_option_text(const std::string& word, const CLI::App& app) {
+  std::string name = word.substr(word.find_first_not_of('-'));
+  name = name.substr(0, name.find('='));
   const std::string option = word.substr(0, word.find('='));
+  std::vector<std::string> flags;
+  for (const CLI::Option* known : app.get_options())
+    for (const std::string& long_name : known->get_lnames())
+      if (close_to(name, long_name)) flags.push_back("--" + long_name);
+  if (!flags.empty())
+    return fmt::format("{}: unknown option; did you mean {}? (hazefree --help lists the options)", option,
+                       fmt::join(flags, " or "));
+  const std::vector<std::string> keys = keys_meant(name);
   if (keys.empty()) return fmt::format("{}: unknown option (hazefree --help lists the options)", option);
   std::string sets;
   for (const std::string& key : keys) sets += (sets.empty() ? "--set " : " or --set ") + key + "=VALUE";
@@ -672,7 +706,11 @@ void set_config_value(RunOptions& options, const std::string& key, const std::st
       return;
     }
   }
-  throw UsageError(key, fmt::format("unknown configuration key '{}' (--print-config lists the keys)", key));
+  const std::vector<std::string> meant = keys_meant(key);
+  throw UsageError(key, meant.empty()
+                            ? fmt::format("unknown configuration key '{}' (--print-config lists the keys)", key)
+                            : fmt::format("unknown configuration key '{}'; did you mean {}? (--print-config lists the "
+                                          "keys)", key, fmt::join(meant, " or ")));
 }
 
 void apply_set_argument(RunOptions& options, const std::string& assignment) {
@@ -869,7 +907,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     return false;
   } catch (const CLI::ExtrasError& e) {
     for (const std::string& word : app.remaining())
-      if (word.size() > 1 && word[0] == '-') throw UsageError(unknown_option_text(word));
+      if (word.size() > 1 && word[0] == '-') throw UsageError(unknown_option_text(word, app));
     throw UsageError(e.what());
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());

@@ -165,6 +165,13 @@ TEST_CASE("options: malformed values, unknown keys and unknown names are refused
   CHECK(usage_error({"--gf_eps=0.01", "in", "out"}).find("--gf_eps: unknown option; the configuration key is set with "
                                                          "--set dcp.gf_eps=VALUE") == 0);
   CHECK(usage_error({"-t", "-5", "in", "out"}) == "input.duration = -5 is outside (0, inf) (also accepted: none)");
+  // Typos: a flag or a key one or two edits away (a swap of neighbours is one).
+  CHECK(usage_error({"--mdoe", "he", "in", "out"}) ==
+        "--mdoe: unknown option; did you mean --mode? (hazefree --help lists the options)");
+  CHECK(usage_error({"--omgea", "0.5", "in", "out"}).find("--set dcp.omega=VALUE") != std::string::npos);
+  CHECK(usage_error({"--set", "omega=0.8", "in", "out"}) ==
+        "unknown configuration key 'omega'; did you mean dcp.omega? (--print-config lists the keys)");
+  CHECK(usage_error({"--set", "ahe.windo=5", "in", "out"}).find("did you mean ahe.window?") != std::string::npos);
 }
 
 TEST_CASE("options: config file errors name the file and the key or the line") {
