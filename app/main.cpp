@@ -95,6 +95,10 @@ int run_main(int argc, char** argv) {
                                                      : hazefree::io::LogLevel::silent);
   try {
     if (job.active()) return hazefree::jobs::run_local_job(options, job);  // readies the GPUs where its workers run
+    if (options.processing.dcp.auto_strength && options.processing.mode != hazefree::Mode::dcp && !options.quiet)
+      fmt::print(stderr, "hazefree: warning: dcp.auto_strength (--auto-strength) follows the haze index with DCP's "
+                         "strength; --mode {} has none, and runs as without it\n",
+                 hazefree::to_string(options.processing.mode));
     hazefree::prepare_gpu_for_run(options);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {

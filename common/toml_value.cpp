@@ -50,7 +50,12 @@ toml::table read_toml_file(const std::string& path) {
     return toml::parse(text.str(), path);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    throw std::runtime_error(fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
+    const std::string description(e.description());
+    // `input = "..."` then `input.timeout = 2` in one table: the second is TOML's dotted key.
+    const char* hint = description.find("dotted key") != std::string::npos
+                           ? " (a configuration key with a dot is quoted in a table: \"input.timeout\" = 2)"
+                           : "";
+    throw std::runtime_error(fmt::format("{}:{}:{}: {}{}", path, where.line, where.column, description, hint));
   }
 }
 

@@ -274,6 +274,19 @@ TEST_CASE("stats: --auto-strength on a clear photo: omega 0 and an output within
   MESSAGE("PSNR against the input: auto " << auto_psnr << " dB");
 }
 
+TEST_CASE("stats: --auto-strength outside DCP is said in one warning, the run as without it") {
+  const std::string dir = test::temp_dir("stats-auto-he");
+  const std::string in = test::sample_path("images/coffee.png");
+  const test::CommandResult with = test::run_hazefree("-y -b cpu --mode he --auto-strength " + q(in) + " " + q(dir + "/a.png"));
+  const test::CommandResult without = test::run_hazefree("-y -b cpu --mode he " + q(in) + " " + q(dir + "/b.png"));
+  REQUIRE(with.status == 0);
+  REQUIRE(without.status == 0);
+  CHECK(with.err.find("hazefree: warning: dcp.auto_strength (--auto-strength) follows the haze index with DCP's "
+                      "strength; --mode he has none") != std::string::npos);
+  CHECK(without.err.find("auto_strength") == std::string::npos);
+  CHECK(psnr(read_rgb(dir + "/a.png"), read_rgb(dir + "/b.png")) == std::numeric_limits<double>::infinity());
+}
+
 TEST_CASE("stats: --side-by-side with DCP prints the haze index in a dark box at the top left, he does not") {
   const std::string dir = test::temp_dir("stats-sbs");
   const std::string in = test::sample_path("images/coffee-hazy.png");

@@ -298,6 +298,8 @@ def test_bad_configurations_are_one_line_before_anything_starts():
     assert done.returncode == 2 and "CONFIG" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     code, line = refused("[[stream]\n", *listen)
     assert code == 2 and "bad.toml" in line
+    code, line = refused('[[stream]]\nname = "a"\ninput = "udp://127.0.0.1:9"\ninput.timeout = 2\n', *listen)
+    assert code == 2 and 'quoted in a table: "input.timeout" = 2' in line, line
     missing = folder("refused") / "missing.toml"
     for path, says in [(missing, f"{missing}: No such file or directory"), (missing.parent, "is a folder, not a TOML file")]:
         done = subprocess.run([BINARY, "serve", str(path), *listen], capture_output=True, text=True, timeout=30)
