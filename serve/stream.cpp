@@ -227,9 +227,10 @@ void Stream::on_progress(const RunProgress& progress) {
   }
   const double span = std::chrono::duration<double>(now - rate_since_).count();
   if (span >= 1.0) {
-    status_.fps = span < 3.0 ? static_cast<double>(progress.frames - rate_frames_) / span : 0.0;
+    const std::int64_t frames = finished_runs_.frames + progress.frames;  // of every run so far
+    status_.fps = span < 3.0 ? static_cast<double>(frames - rate_frames_) / span : 0.0;
     rate_since_ = now;
-    rate_frames_ = progress.frames;
+    rate_frames_ = frames;
   }
 }
 
@@ -247,8 +248,8 @@ void Stream::run_once() {
     has_pending_.store(false);
     run_frames_ = run_dropped_ = run_reconnects_ = 0;
     run_lost_ = 0.0;
-    rate_since_ = std::chrono::steady_clock::now();
-    rate_frames_ = 0;
+    // The rate's window goes on over runs (a looping file's next pass): only the first starts it.
+    if (rate_since_ == std::chrono::steady_clock::time_point{}) rate_since_ = std::chrono::steady_clock::now();
   }
   if (loops_file_) {
     // Not live: the file's frames are all shown, at the file's own rate (25 when it says none).
@@ -297,7 +298,8 @@ void Stream::run_loop() {
     if (produced) back_off = kFirstBackOff;
     run_frames_ = run_dropped_ = run_reconnects_ = 0;
     run_lost_ = 0.0;
-    status_.fps = 0.0;
+    // status_.fps stays: a next pass goes on at that rate, and status() says 0 once two seconds
+    // pass without a frame.
     if (cancel_.load()) break;
     if (failure.empty() && loops_file_ && produced) continue;  // the file again from its start
     if (failure.empty()) failure = "the input ended";
