@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include "io/url.hpp"
@@ -33,6 +34,22 @@ bool loops_a_file(const StreamConfig& config) {
   const std::string& input = config.input;
   return config.output.empty() && input != "-" && input.find("://") == std::string::npos &&
          input.rfind("/dev/", 0) != 0 && input.rfind("pipe:", 0) != 0;
+}
+
+// The file a run of a stream records into: the configured name for the first recording, then
+// NAME-2.EXT, NAME-3.EXT, ... (the first that does not exist), so that a stream started again
+// after its input ended or failed never writes over what it recorded. `previous` is the last
+// run's name ("" before the first); a run that wrote nothing leaves its name free again.
+std::string next_recording(const std::string& configured, const std::string& previous) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (previous.empty()) return configured;
+  if (!fs::exists(previous, error)) return previous;
+  const fs::path path(configured);
+  for (int n = 2;; ++n) {
+    const fs::path candidate = path.parent_path() / (path.stem().string() + "-" + std::to_string(n) + path.extension().string());
+    if (!fs::exists(candidate, error)) return candidate.string();
+  }
 }
 
 // input.timeout when the stream sets one above 0 (a bad value was refused with the configuration).
@@ -267,8 +284,11 @@ void Stream::run_once() {
   } else if (output == "hls") {
     output = "file://" + hls_dir_ + "/index.m3u8";
     options["output.format"] = "hls";
-  } else if (!config_.format.empty()) {
-    options["output.format"] = config_.format;
+  } else {
+    if (!config_.format.empty()) options["output.format"] = config_.format;
+    // A file, not a URL: one recording per run (a URL's receiver takes each run as it comes).
+    if (output.find("://") == std::string::npos && output != "-" && output.rfind("pipe:", 0) != 0)
+      output = recording_ = next_recording(config_.output, recording_);
   }
   RunControl control;
   control.cancel = &cancel_;

@@ -127,6 +127,7 @@ class Stream {
   std::chrono::steady_clock::time_point rate_since_{};
   std::chrono::steady_clock::time_point started_{};     // start()
   std::chrono::steady_clock::time_point last_frame_{};  // the last picture written, of any run
+  std::string recording_;  // the file the last run recorded into (a file output), "" before it
   std::int64_t rate_frames_ = 0;  // the frames of every run at rate_since_
   std::deque<HazeSample> haze_history_;  // at most kHazeSamples
   std::chrono::steady_clock::time_point haze_sampled_{};

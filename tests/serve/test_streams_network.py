@@ -221,3 +221,22 @@ def test_a_killed_tcp_source_is_stalled_within_its_threshold():
     finally:
         source.stop()
         assert service.stop(signal.SIGTERM) == 130, service.process.text()
+
+
+def test_a_stream_started_again_records_into_a_new_file_beside_the_first():
+    base = folder("recordings")
+    clip = base / "clip.ts"  # a file input with an output: run live, ended, started again
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=15",
+                    "-frames:v", "15", "-c:v", "mpeg2video", str(clip)], check=True, timeout=60)
+    first, second = base / "rec.mkv", base / "rec-2.mkv"
+    for old in (first, second, base / "rec-3.mkv"):
+        old.unlink(missing_ok=True)
+    service = Service(base, stream_table("rec", str(clip), str(first)), token="")
+    try:
+        assert wait_until(30, lambda: (base / "rec-3.mkv").exists()), service.process.text()
+    finally:
+        assert service.stop(signal.SIGTERM) == 130, service.process.text()
+    # Each run's recording is whole: none was written over.
+    for path in (first, second):
+        info = ffprobe_json(path, "-count_frames", "-show_entries", "stream=nb_read_frames")
+        assert int(info["streams"][0]["nb_read_frames"]) > 0, (path, info)
