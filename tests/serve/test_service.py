@@ -78,7 +78,8 @@ def test_a_preview_only_file_loops_at_its_own_rate(setup):
     rates = []
     assert wait_until(20, lambda: rates.append(service.streams()["clip"]["fps"]) or
                       service.streams()["clip"]["frames"] > first + 30, step=0.1)  # two loops more at least
-    assert rates and all(4 < r < 25 for r in rates[10:]), rates  # near 15, never 0
+    later = sorted(rates[10:])  # after the rate's first window
+    assert later and later[0] > 0 and 4 < later[len(later) // 2] < 25, rates  # never 0, about 15
     clip = service.streams()["clip"]
     rate = (clip["frames"] - first) / (time.monotonic() - start)
     assert 8 < rate < 22, rate  # the file's 15 fps, not as fast as it decodes
