@@ -40,9 +40,11 @@ constexpr int kLaneBuckets = kBuckets / 32;    // lane l keeps buckets l, l + 32
 // neighbours) belong to different lanes, which then update their fine bins side by side.
 __device__ __forceinline__ int bucket_slot(int k) { return (k & 31) * kLaneBuckets + (k >> 5); }
 
+}  // namespace
+
 struct AheDepthArgs {
-  const std::uint16_t* src[3];
-  std::uint16_t* dst[3];
+  const void* src[3];          // Sample planes: uint8_t at depth 8, uint16_t above
+  void* dst[3];
   int src_stride, dst_stride;  // samples
   int src_shift, dst_shift;
   int width, height, planes;
@@ -61,18 +63,32 @@ struct AheDepthArgs {
   int column_pitch;
 };
 
-__device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, std::uint16_t sample) {
+namespace {
+
+__device__ __forceinline__ int ahe_bin(const AheDepthArgs& a, unsigned sample) {
   return ((sample >> a.src_shift) & a.max_code) >> a.bin_shift;
+}
+
+// Plane p of the source and of the destination, as Sample (selects, not indices: an indexed
+// parameter array would be copied to local memory).
+template <typename Sample>
+__device__ __forceinline__ const Sample* src_plane(const AheDepthArgs& a, int p) {
+  return static_cast<const Sample*>(p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]));
+}
+template <typename Sample>
+__device__ __forceinline__ Sample* dst_plane(const AheDepthArgs& a, int p) {
+  return static_cast<Sample*>(p == 0 ? a.dst[0] : (p == 1 ? a.dst[1] : a.dst[2]));
 }
 
 // bins[x * pitch + y] = the bin of src[reflect(y - r)][reflect(x - r)] for x < width + 2r and
 // y < height + 2r, through 32 x 32 tiles in shared memory (reads and writes coalesced). Block
 // (32, 8), grid (tiles across, tiles down, planes) over the padded plane.
+template <typename Sample>
 __global__ void transpose_bins_kernel(AheDepthArgs a, std::uint16_t* bins0, std::uint16_t* bins1,
                                       std::uint16_t* bins2) {
   __shared__ std::uint16_t tile[32][33];
   const int p = blockIdx.z;
-  const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
+  const Sample* src = src_plane<Sample>(a, p);
   std::uint16_t* out = p == 0 ? bins0 : (p == 1 ? bins1 : bins2);
   const int bx = blockIdx.x * 32, by = blockIdx.y * 32;
   const int r = a.radius, pw = a.width + 2 * r, ph = a.height + 2 * r;
@@ -126,7 +142,8 @@ __device__ __forceinline__ void move_clipped(Count* win, std::uint32_t* kept, in
 
 // Adds (sign +1) or removes (-1) rows reflect(y - r .. y + r) to or from the column histograms of
 // the tile, one thread per column, eight samples loaded before their eight updates.
-__device__ void count_columns(const AheDepthArgs& a, const std::uint16_t* src, int x0, int ncols,
+template <typename Sample>
+__device__ void count_columns(const AheDepthArgs& a, const Sample* src, int x0, int ncols,
                               int y, int sign, std::uint16_t* fine, std::uint16_t* coarse) {
   const int r = a.radius;
   for (int j = threadIdx.x; j < ncols; j += blockDim.x) {
@@ -257,7 +274,7 @@ __device__ __forceinline__ std::uint32_t bucket_excess(const Count* win, std::ui
 // window 255: 3.99 ms against 4.58 with the columns' counts and each bucket's excess).
 // kClip: CLAHE (a.limit > 0), AHE otherwise; a parameter of the kernel so that neither carries
 // the other's branches in its sliding.
-template <typename Count, int kRowsPerLane, bool kClip>
+template <typename Sample, typename Count, int kRowsPerLane, bool kClip>
 __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(AheDepthArgs a) {
   constexpr bool kPixels = kRowsPerLane > 0;
   extern __shared__ __align__(16) unsigned char s_raw[];
@@ -291,8 +308,8 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
     const int x0 = tx * AheDepthPolicy::kAdTileWidth, y0 = ty * a.tile_rows;
     const int y1 = min(h, y0 + a.tile_rows);
     const int ncols = min(AheDepthPolicy::kAdTileWidth, w - x0) + 2 * r;
-    const std::uint16_t* src = p == 0 ? a.src[0] : (p == 1 ? a.src[1] : a.src[2]);
-    std::uint16_t* dst = p == 0 ? a.dst[0] : (p == 1 ? a.dst[1] : a.dst[2]);
+    const Sample* src = src_plane<Sample>(a, p);
+    Sample* dst = dst_plane<Sample>(a, p);
     const std::uint16_t* tcols = p == 0 ? a.columns[0] : (p == 1 ? a.columns[1] : a.columns[2]);
 
     if constexpr (kPixels) {
@@ -366,8 +383,8 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
       if (y > y0) {
         __syncthreads();  // every warp is done with the columns of row y - 1
         const int ya = rules::reflect101(y + r, h), yr = rules::reflect101(y - r - 1, h);
-        const std::uint16_t* row_add = src + static_cast<std::ptrdiff_t>(ya) * a.src_stride;
-        const std::uint16_t* row_sub = src + static_cast<std::ptrdiff_t>(yr) * a.src_stride;
+        const Sample* row_add = src + static_cast<std::ptrdiff_t>(ya) * a.src_stride;
+        const Sample* row_sub = src + static_cast<std::ptrdiff_t>(yr) * a.src_stride;
         for (int j = threadIdx.x; j < (kept_mode ? 0 : ncols); j += blockDim.x) {
           const int col = rules::reflect101(x0 - r + j, w);
           const int ba = ahe_bin(a, row_add[col]), bs = ahe_bin(a, row_sub[col]);
@@ -415,7 +432,7 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
       // kPixels: this lane's window rows are y - r + lane + 32 t for t <= last_row (at padded
       // rows y + lane + 32 t of the column-major bins).
       const int last_row = (2 * r - lane) >> 5;
-      const std::uint16_t* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
+      const Sample* srow = src + static_cast<std::ptrdiff_t>(y) * a.src_stride;
       // Right along row y0 and every other row after it, left along the others.
       const int step = cur == 0 ? 1 : -1;
       // The entering and leaving columns of the window at pixel `at`, coming from at - step.
@@ -516,10 +533,16 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
           const std::uint32_t hv = win[kv * kFine + lane];
           below += clip ? min(hv, limit) : hv;
         }
-        below = __reduce_add_sync(0xffffffffu, below);
-        if constexpr (clip) {
-          excess = __reduce_add_sync(0xffffffffu, excess);
-          if (kept_mode) excess = static_cast<std::uint32_t>(a.n) - excess;
+        if (kept_mode && a.n < 65536) {  // both sums in one reduction: each is at most n
+          const std::uint32_t both = __reduce_add_sync(0xffffffffu, below | (excess << 16));
+          below = both & 0xffffu;
+          excess = static_cast<std::uint32_t>(a.n) - (both >> 16);
+        } else {
+          below = __reduce_add_sync(0xffffffffu, below);
+          if constexpr (clip) {
+            excess = __reduce_add_sync(0xffffffffu, excess);
+            if (kept_mode) excess = static_cast<std::uint32_t>(a.n) - excess;
+          }
         }
         if (lane == cur) {
           own_below = below;
@@ -541,7 +564,7 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
       if (lane < count) {
         const std::uint32_t cdf = clip ? rules::clahe_cdf(own_below, own_excess, own_bin, bins) : own_below;
         const int code = final_code(window_code(a, cdf), a.limited, a.depth);
-        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint16_t>(code << a.dst_shift);
+        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<Sample>(code << a.dst_shift);
       }
     }
     __syncthreads();  // every warp is done with the columns
@@ -563,22 +586,19 @@ __global__ void __launch_bounds__(AheDepthPolicy::kAdThreads) ahe_depth_kernel(A
   }
 }
 
-// The AHE (clip false) or CLAHE instance of ahe_depth_kernel<Count, kRowsPerLane>.
-template <typename Count, int kRowsPerLane>
+// The AHE (clip false) or CLAHE instance of ahe_depth_kernel<Sample, Count, kRowsPerLane>.
+template <typename Sample, typename Count, int kRowsPerLane>
 void (*ahe_depth_instance(bool clip))(AheDepthArgs) {
-  return clip ? ahe_depth_kernel<Count, kRowsPerLane, true> : ahe_depth_kernel<Count, kRowsPerLane, false>;
+  return clip ? ahe_depth_kernel<Sample, Count, kRowsPerLane, true> : ahe_depth_kernel<Sample, Count, kRowsPerLane, false>;
 }
 
 }  // namespace
 
-void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes,
-                         int depth, const AheParams& params, bool limited, cudaStream_t stream) {
-  const int w = src[0].width, h = src[0].height;
-  const int r = rules::ahe_radius(params.window, w, h);
-  const long long side = 2LL * r + 1;
-  if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
-  if (sm_count_ == 0) sm_count_ = current_sm_count();
-  const int bins = rules::ahe_bins(depth);
+namespace {
+
+// The planes of one call in the kernel's arguments.
+template <typename Plane>
+AheDepthArgs plane_args(const Plane* src, const Plane* dst, int planes) {
   AheDepthArgs a{};
   for (int p = 0; p < planes; ++p) {
     a.src[p] = src[p].data;
@@ -586,8 +606,33 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   }
   a.src_stride = src[0].stride;
   a.dst_stride = dst[0].stride;
+  return a;
+}
+
+}  // namespace
+
+void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes,
+                         int depth, const AheParams& params, bool limited, cudaStream_t stream) {
+  AheDepthArgs a = plane_args(src, dst, planes);
   a.src_shift = src[0].shift;
   a.dst_shift = dst[0].shift;
+  run<std::uint16_t>(a, src[0].width, src[0].height, planes, depth, params, limited, stream);
+}
+
+void AheDepthCuda::apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int planes,
+                         const AheParams& params, bool limited, cudaStream_t stream) {
+  AheDepthArgs a = plane_args(src, dst, planes);
+  run<std::uint8_t>(a, src[0].width, src[0].height, planes, 8, params, limited, stream);
+}
+
+template <typename Sample>
+void AheDepthCuda::run(AheDepthArgs& a, int w, int h, int planes, int depth, const AheParams& params,
+                       bool limited, cudaStream_t stream) {
+  const int r = rules::ahe_radius(params.window, w, h);
+  const long long side = 2LL * r + 1;
+  if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
+  if (sm_count_ == 0) sm_count_ = current_sm_count();
+  const int bins = rules::ahe_bins(depth);
   a.width = w;
   a.height = h;
   a.planes = planes;
@@ -615,12 +660,14 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
   const bool clip = a.limit > 0;
   void (*kernel)(AheDepthArgs) = nullptr;
   switch (rows_per_lane) {
-    case 1: kernel = ahe_depth_instance<std::uint16_t, 1>(clip); break;
-    case 2: kernel = ahe_depth_instance<std::uint16_t, 2>(clip); break;
-    case 4: kernel = ahe_depth_instance<std::uint16_t, 4>(clip); break;
-    case 8: kernel = ahe_depth_instance<std::uint16_t, 8>(clip); break;
-    case 16: kernel = ahe_depth_instance<std::uint32_t, 16>(clip); break;
-    default: kernel = wide_counters ? ahe_depth_instance<std::uint32_t, 0>(clip) : ahe_depth_instance<std::uint16_t, 0>(clip);
+    case 1: kernel = ahe_depth_instance<Sample, std::uint16_t, 1>(clip); break;
+    case 2: kernel = ahe_depth_instance<Sample, std::uint16_t, 2>(clip); break;
+    case 4: kernel = ahe_depth_instance<Sample, std::uint16_t, 4>(clip); break;
+    case 8: kernel = ahe_depth_instance<Sample, std::uint16_t, 8>(clip); break;
+    case 16: kernel = ahe_depth_instance<Sample, std::uint32_t, 16>(clip); break;
+    default:
+      kernel = wide_counters ? ahe_depth_instance<Sample, std::uint32_t, 0>(clip)
+                             : ahe_depth_instance<Sample, std::uint16_t, 0>(clip);
   }
   set_max_dynamic_shared_memory(kernel, static_cast<int>(smem));
   int per_sm = 1;
@@ -661,7 +708,7 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
     columns_.reserve(plane * planes);
     for (int p = 0; p < planes; ++p) a.columns[p] = columns_.get() + p * plane;
     std::uint16_t* out = columns_.get();
-    transpose_bins_kernel<<<dim3(div_up(w + 2 * r, 32), div_up(h + 2 * r, 32), planes), dim3(32, 8), 0, stream>>>(
+    transpose_bins_kernel<Sample><<<dim3(div_up(w + 2 * r, 32), div_up(h + 2 * r, 32), planes), dim3(32, 8), 0, stream>>>(
         a, out, planes > 1 ? out + plane : out, planes > 2 ? out + 2 * plane : out);
     HAZEFREE_CUDA_CHECK_LAUNCH("transpose_bins_kernel");
   }

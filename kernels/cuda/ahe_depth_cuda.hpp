@@ -20,12 +20,21 @@ namespace hazefree::cuda {
 // bucket's clipped count, and the columns keep nothing), or for longer windows by the fine
 // histograms of the two columns, bucket by bucket where they have samples. Tiles are cut to fill
 // the resident blocks in one wave.
+struct AheDepthArgs;
+
 class AheDepthCuda {
  public:
   void apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes, int depth,
              const AheParams& params, bool limited, cudaStream_t stream);
+  // 8-bit planes (depth 8: 256 bins, the 8-bit rules' codes).
+  void apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int planes, const AheParams& params,
+             bool limited, cudaStream_t stream);
 
  private:
+  template <typename Sample>
+  void run(AheDepthArgs& a, int width, int height, int planes, int depth, const AheParams& params,
+           bool limited, cudaStream_t stream);
+
   DeviceBuffer<std::uint16_t> fine_;    // per block: columns x B counts, zero between tiles
   DeviceBuffer<std::uint16_t> coarse_;  // per block: columns x 256 bucket counts, zero between tiles
   DeviceBuffer<std::uint16_t> columns_; // short windows: the planes' bins, column by column

@@ -585,8 +585,14 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
             kept += m;
             below += (lane * 8 + b <= v) ? m : 0u;
           }
-          below = __reduce_add_sync(0xffffffffu, below);
-          kept = __reduce_add_sync(0xffffffffu, kept);
+          if (a.n < 65536) {  // both sums in one reduction: each is at most n
+            const std::uint32_t both = __reduce_add_sync(0xffffffffu, below | (kept << 16));
+            below = both & 0xffffu;
+            kept = both >> 16;
+          } else {
+            below = __reduce_add_sync(0xffffffffu, below);
+            kept = __reduce_add_sync(0xffffffffu, kept);
+          }
           cdf = rules::clahe_cdf(below, static_cast<std::uint32_t>(a.n) - kept, v);
         } else {
           std::uint32_t below = 0;

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda/cuda_bench.hpp"
+#include "kernels/cuda/cuda_memory.hpp"
+#include "kernels/cuda/equalize_cuda.hpp"
 #include "kernels/processor.hpp"
 
 namespace {
@@ -112,6 +115,66 @@ int run_bench(int iterations, const std::string& filter) {
   return 0;
 }
 
+// `--ahe-kernels [iterations]`: the AHE/CLAHE kernels alone on one 1080p plane of smooth content
+// with noise, windows 31..511: the 8-bit column histograms' kernel (AheCuda), the sliding
+// samples' kernel at 8 bits and at 12 bits (AheDepthCuda); median ms of the launches, timed with
+// events. The figures that choose the 8-bit kernel by window (EqualizeKernels in
+// kernels/cuda/equalize_cuda.cu).
+int run_ahe_kernels(int iterations) {
+  using namespace hazefree;
+  const int w = 1920, h = 1080, stride = 2048;
+  Image frame = gpu_test::make_image(PixelFormat::gray8, w, h);
+  gpu_test::fill_smooth(frame.view(), 1234);
+  const PlaneView& y = frame.view().planes[0];
+  std::vector<std::uint16_t> twelve(static_cast<std::size_t>(stride) * h);
+  for (int row = 0; row < h; ++row)
+    for (int x = 0; x < w; ++x)  // the 8-bit picture with four more bits of noise below
+      twelve[static_cast<std::size_t>(row) * stride + x] =
+          static_cast<std::uint16_t>(y.data[static_cast<std::size_t>(row) * y.stride + x] * 16 + (x * 7 + row * 13) % 16);
+  const std::size_t n = static_cast<std::size_t>(stride) * h;
+  cuda::DeviceBuffer<std::uint8_t> src8(n), dst8(n);
+  cuda::DeviceBuffer<std::uint16_t> src16(n), dst16(n);
+  HAZEFREE_CUDA_CHECK(cudaMemcpy2D(src8.get(), stride, y.data, y.stride, w, h, cudaMemcpyHostToDevice));
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(src16.get(), twelve.data(), n * 2, cudaMemcpyHostToDevice));
+  const cuda::DevicePlaneU8 s8{src8.get(), w, h, stride}, d8{dst8.get(), w, h, stride};
+  const cuda::DevicePlaneU16 s16{src16.get(), w, h, stride, 0}, d16{dst16.get(), w, h, stride, 0};
+  cuda::AheCuda columns;
+  cuda::AheDepthCuda samples;
+  cudaEvent_t start, stop;
+  HAZEFREE_CUDA_CHECK(cudaEventCreate(&start));
+  HAZEFREE_CUDA_CHECK(cudaEventCreate(&stop));
+  auto median_ms = [&](const auto& launch) {
+    for (int i = 0; i < 5; ++i) launch();
+    std::vector<float> ms;
+    for (int i = 0; i < iterations; ++i) {
+      HAZEFREE_CUDA_CHECK(cudaEventRecord(start));
+      launch();
+      HAZEFREE_CUDA_CHECK(cudaEventRecord(stop));
+      HAZEFREE_CUDA_CHECK(cudaEventSynchronize(stop));
+      float t = 0;
+      HAZEFREE_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  std::printf("%-6s %6s %6s %14s %14s %14s\n", "mode", "window", "clip", "columns8_ms", "samples8_ms", "samples12_ms");
+  for (const float clip : {0.f, 2.f})
+    for (const int window : {31, 63, 127, 255, 511}) {
+      AheParams p;
+      p.window = window;
+      p.clip = clip;
+      const double c8 = median_ms([&] { columns.apply(&s8, &d8, 1, p, true, nullptr); });
+      const double s8ms = median_ms([&] { samples.apply(&s8, &d8, 1, p, true, nullptr); });
+      const double s12 = median_ms([&] { samples.apply(&s16, &d16, 1, 12, p, true, nullptr); });
+      std::printf("%-6s %6d %6.1f %14.4f %14.4f %14.4f\n", clip > 0 ? "clahe" : "ahe", window, clip, c8, s8ms, s12);
+      std::fflush(stdout);
+    }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +187,8 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::strcmp(argv[1], "--bench") == 0)
     return run_bench(argc >= 3 ? std::atoi(argv[2]) : 200, argc >= 4 ? argv[3] : "");
+  if (argc >= 2 && std::strcmp(argv[1], "--ahe-kernels") == 0)
+    return run_ahe_kernels(argc >= 3 ? std::atoi(argv[2]) : 100);
   doctest::Context context;
   context.applyCommandLine(argc, argv);
   return context.run();

@@ -3,9 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <vector>
 
 #include "gpu/gpu_test_util.hpp"
+#include "kernels/cuda/cuda_memory.hpp"
 #include "kernels/cuda/cuda_processor.hpp"
+#include "kernels/cuda/equalize_cuda.hpp"
 #include "kernels/processor.hpp"
 
 namespace hazefree {
@@ -39,7 +42,61 @@ void check_exact(const ProcessingConfig& config, PixelFormat format, int w, int 
   CHECK(d.differing == 0);
 }
 
+// Both 8-bit AHE/CLAHE kernels called directly on a frame's Y plane, whichever of them the
+// processor would pick for the window: the column histograms' (AheCuda) and the sliding samples'
+// of the depths at 8 bits (AheDepthCuda), each against the CPU backend's Y plane.
+void check_both_kernels(int window, float clip, int w, int h, bool smooth, ColorRange range) {
+  if (gpu_test::skip_large(w, h)) return;
+  const std::uint32_t seed = fresh_seed();
+  INFO(w, "x", h, " window ", window, " clip ", clip, " seed ", seed, smooth ? " smooth" : " random",
+       range == ColorRange::full ? " full" : " limited");
+  Image in = gpu_test::make_image(PixelFormat::yuv420p, w, h);
+  if (smooth) gpu_test::fill_smooth(in.view(), seed);
+  else gpu_test::fill_random(in.view(), seed);
+  in.view().range = range;
+  const ProcessingConfig config = ahe_config(ColorMode::luma, window, clip);
+  Image expected = gpu_test::make_image(PixelFormat::yuv420p, w, h);
+  make_cpu_processor(config)->process(in.view(), expected.view());
+
+  const int stride = (w + 127) / 128 * 128;
+  const std::size_t bytes = static_cast<std::size_t>(stride) * h;
+  cuda::DeviceBuffer<std::uint8_t> d_src(bytes), d_columns(bytes), d_samples(bytes);
+  const PlaneView& y = in.view().planes[0];
+  HAZEFREE_CUDA_CHECK(cudaMemcpy2D(d_src.get(), stride, y.data, y.stride, w, h, cudaMemcpyHostToDevice));
+  const cuda::DevicePlaneU8 src{d_src.get(), w, h, stride};
+  const cuda::DevicePlaneU8 by_columns{d_columns.get(), w, h, stride};
+  const cuda::DevicePlaneU8 by_samples{d_samples.get(), w, h, stride};
+  const bool limited = range == ColorRange::limited;
+  cuda::AheCuda columns;
+  cuda::AheDepthCuda samples;
+  columns.apply(&src, &by_columns, 1, config.ahe, limited, nullptr);
+  samples.apply(&src, &by_samples, 1, config.ahe, limited, nullptr);
+  std::vector<std::uint8_t> a(bytes), b(bytes);
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(a.data(), d_columns.get(), bytes, cudaMemcpyDeviceToHost));
+  HAZEFREE_CUDA_CHECK(cudaMemcpy(b.data(), d_samples.get(), bytes, cudaMemcpyDeviceToHost));
+  const PlaneView& e = expected.view().planes[0];
+  long long columns_differ = 0, samples_differ = 0;
+  for (int row = 0; row < h; ++row)
+    for (int x = 0; x < w; ++x) {
+      const std::uint8_t want = e.data[static_cast<std::size_t>(row) * e.stride + x];
+      columns_differ += a[static_cast<std::size_t>(row) * stride + x] != want;
+      samples_differ += b[static_cast<std::size_t>(row) * stride + x] != want;
+    }
+  CHECK(columns_differ == 0);
+  CHECK(samples_differ == 0);
+}
+
 }  // namespace
+
+TEST_CASE("both 8-bit AHE/CLAHE kernels match the CPU, windows 3..1001") {
+  for (const int window : {3, 31, 63, 127, 255, 511, 1001})
+    for (const float clip : {0.f, 2.f, 40.f}) {
+      check_both_kernels(window, clip, 173, 91, false, ColorRange::limited);
+      check_both_kernels(window, clip, 301, 257, true, ColorRange::full);
+    }
+  for (const int window : {31, 127, 511})
+    for (const float clip : {0.f, 2.f}) check_both_kernels(window, clip, 1920, 1080, true, ColorRange::limited);
+}
 
 TEST_CASE("HE matches the CPU on every format, colour mode and size") {
   for (const ColorMode color : {ColorMode::luma, ColorMode::rgb, ColorMode::grey, ColorMode::rgb_bits})
