@@ -200,4 +200,12 @@ HAZEFREE_HD inline BilinearTap bilinear_tap(int x, int s, int n) {
   return {i0, i0 + 1, static_cast<float>(num - i0 * den) / static_cast<float>(den)};
 }
 
+// The bilinear sample at column tap tx between row r0 and the row below it, r1, at weight fy of
+// r1: the guided filter's coefficients brought back to full resolution (CPU and CUDA).
+HAZEFREE_HD inline float bilinear(const float* r0, const float* r1, const BilinearTap& tx, float fy) {
+  const float top = r0[tx.i0] + tx.f * (r0[tx.i1] - r0[tx.i0]);
+  const float bottom = r1[tx.i0] + tx.f * (r1[tx.i1] - r1[tx.i0]);
+  return top + fy * (bottom - top);
+}
+
 }  // namespace hazefree::dcp

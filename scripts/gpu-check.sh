@@ -4,7 +4,7 @@
 # cases, and the kernel benchmark (ms per mode at 1080p/4K next to the targets).
 # Binaries come from .device/ (scripts/build-device.sh puts them there). Results go to $OUT
 # (or ./gpu-check-out); the last lines printed are the summary.
-#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|pipeline|jobs|depth|all]   (default all)
+#   scripts/gpu-check.sh [tests|sanitize|bench|e2e|pipeline|jobs|depth|ahe|all]   (default all)
 # "pipeline" (not part of all: it needs .device/ffmpeg and .device/ffprobe from build-device.sh):
 # the seed-paper tables on this machine's CPU and GPU, serial versus overlapped raw frames, a real
 # 1080p file through decode + DCP + x264 against a bare ffmpeg transcode, and a live source.
@@ -32,7 +32,7 @@ fi
 
 if [[ $what == all || $what == sanitize ]]; then
   export HAZEFREE_GPU_TESTS_SMALL=1
-  cases='AHE colour modes*,HE with a region*,DCP parameters*,min filter*,fused*,HE temporal*,two lanes*,atmospheric light*'
+  cases='AHE colour modes*,both 8-bit*,HE with a region*,DCP parameters*,min filter*,fused*,HE temporal*,two lanes*,atmospheric light*'
   timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool memcheck --error-exitcode 3 "$BIN" -tc="$cases" >"$OUT/memcheck.log" 2>&1
   summary+=("memcheck: exit $? ($(grep -c '========= Invalid\|========= Program hit' "$OUT/memcheck.log") reports)")
   timeout "${SANITIZE_TIMEOUT:-120}" "$SANITIZER" --tool racecheck --error-exitcode 3 "$BIN" -tc='AHE colour modes*,HE with a region*,DCP parameters*,fused*' \
@@ -129,6 +129,26 @@ if [[ $what == depth && -x .device/hazefree ]]; then
     done
   done
   summary+=("depth bench: $(grep -c . "$OUT/depth-bench.txt") rows in depth-bench.txt")
+fi
+
+# "ahe" (not part of all): the AHE/CLAHE table of docs/PERFORMANCE.md, 1080p, windows 31..511,
+# 8 and 12 bits in one run: the kernels alone (hazefree_gpu_tests --ahe-kernels: the 8-bit column
+# histograms' kernel and the sliding samples' kernel at 8 and 12 bits), then the CLI's chain
+# (`hazefree bench --ahe-windows`), three rounds with the depths taking turns.
+if [[ $what == ahe && -x .device/hazefree ]]; then
+  "$BIN" --ahe-kernels "${AHE_ITERATIONS:-50}" | tee "$OUT/ahe-kernels.txt"
+  for round in 1 2 3; do
+    for clip in 0 2; do
+      for d in 8 12; do
+        echo "round $round clip $clip depth $d" >>"$OUT/ahe-table.txt"
+        timeout 120 .device/hazefree bench --size 1920x1080 -b cuda --ahe-windows --clip $clip --depth $d \
+          --frames "${AHE_ITERATIONS:-50}" --json "$OUT/ahe-$round-$clip-$d.json" 2>/dev/null |
+          grep -E '^(ahe|clahe)' >>"$OUT/ahe-table.txt"
+      done
+    done
+  done
+  cat "$OUT/ahe-table.txt"
+  summary+=("ahe: $(grep -c . "$OUT/ahe-kernels.txt") kernel rows, $(grep -cE '^(ahe|clahe)' "$OUT/ahe-table.txt") chain rows")
 fi
 
 if [[ $what == pipeline && -x .device/hazefree && -x .device/ffmpeg ]]; then

@@ -204,13 +204,7 @@ void GuidedFilter::apply(const PlaneF& guide, const PlaneF& input, const PlaneF&
     float* q = output.row(y);
     for (int x = 0; x < w; ++x) {
       const dcp::BilinearTap tx = dcp::bilinear_tap(x, s, ws);
-      const float at = a0[tx.i0] + tx.f * (a0[tx.i1] - a0[tx.i0]);
-      const float ab = a1[tx.i0] + tx.f * (a1[tx.i1] - a1[tx.i0]);
-      const float bt = b0[tx.i0] + tx.f * (b0[tx.i1] - b0[tx.i0]);
-      const float bb = b1[tx.i0] + tx.f * (b1[tx.i1] - b1[tx.i0]);
-      const float a = at + ty.f * (ab - at);
-      const float b = bt + ty.f * (bb - bt);
-      q[x] = a * g[x] + b;
+      q[x] = dcp::bilinear(a0, a1, tx, ty.f) * g[x] + dcp::bilinear(b0, b1, tx, ty.f);
     }
   }
 }

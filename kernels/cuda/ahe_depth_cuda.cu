@@ -1,5 +1,6 @@
 // Sliding-window AHE/CLAHE at depth 9..16 on the GPU (SPEC 7), bit-exact with the CPU backend
-// (kernels/cpu/equalize_ahe_depth.cpp): every rule comes from kernels/equalize_rules.hpp.
+// (kernels/cpu/equalize_ahe_depth.cpp), and at 8 bits (one-byte samples, 256 bins: the 8-bit
+// rules' codes) where it is the faster kernel: every rule comes from kernels/equalize_rules.hpp.
 #include "kernels/cuda/ahe_depth_cuda.hpp"
 
 #include <algorithm>
@@ -594,26 +595,10 @@ void (*ahe_depth_instance(bool clip))(AheDepthArgs) {
 
 }  // namespace
 
-namespace {
-
-// The planes of one call in the kernel's arguments.
-template <typename Plane>
-AheDepthArgs plane_args(const Plane* src, const Plane* dst, int planes) {
-  AheDepthArgs a{};
-  for (int p = 0; p < planes; ++p) {
-    a.src[p] = src[p].data;
-    a.dst[p] = dst[p].data;
-  }
-  a.src_stride = src[0].stride;
-  a.dst_stride = dst[0].stride;
-  return a;
-}
-
-}  // namespace
-
 void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, int planes,
                          int depth, const AheParams& params, bool limited, cudaStream_t stream) {
-  AheDepthArgs a = plane_args(src, dst, planes);
+  AheDepthArgs a{};
+  set_planes(a, src, dst, planes);
   a.src_shift = src[0].shift;
   a.dst_shift = dst[0].shift;
   run<std::uint16_t>(a, src[0].width, src[0].height, planes, depth, params, limited, stream);
@@ -621,7 +606,8 @@ void AheDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, i
 
 void AheDepthCuda::apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int planes,
                          const AheParams& params, bool limited, cudaStream_t stream) {
-  AheDepthArgs a = plane_args(src, dst, planes);
+  AheDepthArgs a{};
+  set_planes(a, src, dst, planes);
   run<std::uint8_t>(a, src[0].width, src[0].height, planes, 8, params, limited, stream);
 }
 

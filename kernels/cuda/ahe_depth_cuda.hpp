@@ -1,4 +1,5 @@
-// Sliding-window AHE/CLAHE at depth 9..16 on the GPU (kernels/cuda/ahe_depth_cuda.cu).
+// Sliding-window AHE/CLAHE at depth 9..16 on the GPU, and at 8 bits where it is the faster
+// kernel (kernels/cuda/ahe_depth_cuda.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,7 +12,7 @@
 
 namespace hazefree::cuda {
 
-// AHE/CLAHE at depth 9..16 (SPEC 7): B = 2^min(depth, 12) bins in a
+// AHE/CLAHE at depth 8..16 (SPEC 7): B = 2^min(depth, 12) bins in a
 // two-level histogram (256 buckets of 16 bins), a warp per 32 output columns whose one window
 // goes right along a row and left along the next. Each lane keeps eight buckets' counts in
 // registers, moved by the tile's column bucket counts as the 8-bit kernel moves its bins; the

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "kernels/cuda/channel_planes.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/frame_access.cuh"
 #include "kernels/cuda/grid.cuh"
@@ -22,7 +23,7 @@ struct HeArgs {
   const std::uint8_t* src[3];
   int stride;
   int channels;               // 1..3 (8-bit) ; the BITS variant reads three planes
-  int x0, y0, x1, y1;         // histogram rectangle (half-open)
+  rules::HistogramRect rect;  // the histogram's rectangle (half-open)
   bool limited;
   bool temporal;
   float alpha;                // he_temporal
@@ -43,12 +44,6 @@ int device_sm_count() {
 }
 
 // ---- colour routing -----------------------------------------------------------------------
-
-enum class ChannelKind : int {
-  rgb,    // R, G, B (YUV: fixed point; rgb24: as stored; gray8: replicated)
-  ycrcb,  // rgb24 luma mode: OpenCV's YCrCb, Y equalized
-  grey,   // rgb24 grey mode: OpenCV's grey
-};
 
 __global__ void to_channels_kernel(FrameRef f, color::YuvToRgbI k, ChannelKind kind,
                                    std::uint8_t* p0, std::uint8_t* p1, std::uint8_t* p2,
@@ -85,30 +80,14 @@ __global__ void from_channels_kernel(FrameRef out, color::RgbToYuvI k, ChannelKi
                                      const std::uint8_t* q0, const std::uint8_t* q1,
                                      const std::uint8_t* q2, const std::uint8_t* c1,
                                      const std::uint8_t* c2, int stride) {
-  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
-  const int by = blockIdx.y * blockDim.y + threadIdx.y;
-  const int sx = out.yuv ? out.sx : 0, sy = out.yuv ? out.sy : 0;
-  const int x0 = bx << sx, y0 = by << sy;
-  if (x0 >= out.width || y0 >= out.height) return;
-  const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
+  const OutputBlock blk = output_block(out);
+  if (!blk.inside) return;
   std::int32_t sr = 0, sg = 0, sb = 0;
-  for (int y = y0; y < y1; ++y) {
+  for (int y = blk.y0; y < blk.y1; ++y) {
     std::uint8_t* row = out.p0 + static_cast<std::ptrdiff_t>(y) * out.s0;
-    for (int x = x0; x < x1; ++x) {
-      const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
-      int r, g, b;
-      if (kind == ChannelKind::rgb) {
-        r = q0[o];
-        g = q1[o];
-        b = q2[o];
-      } else if (kind == ChannelKind::ycrcb) {
-        const rules::Rgb c = rules::ycrcb_to_rgb(q0[o], c1[o], c2[o]);
-        r = c.r;
-        g = c.g;
-        b = c.b;
-      } else {
-        r = g = b = q0[o];
-      }
+    for (int x = blk.x0; x < blk.x1; ++x) {
+      const rules::Rgb c = channels_rgb(kind, q0, q1, q2, c1, c2, static_cast<std::ptrdiff_t>(y) * stride + x, 8);
+      const int r = c.r, g = c.g, b = c.b;
       if (out.format == PixelFormat::rgb24) {
         row[3 * x] = static_cast<std::uint8_t>(r);
         row[3 * x + 1] = static_cast<std::uint8_t>(g);
@@ -124,9 +103,9 @@ __global__ void from_channels_kernel(FrameRef out, color::RgbToYuvI k, ChannelKi
     }
   }
   if (!out.yuv) return;
-  const int n = (y1 - y0) * (x1 - x0);
+  const int n = (blk.y1 - blk.y0) * (blk.x1 - blk.x0);
   const int n_log2 = n == 4 ? 2 : (n == 2 ? 1 : 0);
-  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(by) * out.s1 + bx * out.cstep;
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(blk.by) * out.s1 + blk.bx * out.cstep;
   out.p1[ci] = color::clamp_u8(color::kChromaZero +
                                color::fixed_round(k.cb_r * sr + k.cb_g * sg + k.cb_b * sb, n_log2));
   out.p2[ci] = color::clamp_u8(color::kChromaZero +
@@ -157,18 +136,6 @@ __device__ __forceinline__ int output_code(int e, bool limited) {
   return limited ? rules::limited_range_code(e) : e;
 }
 
-// Sixteen samples of a row at p (the first n valid, 0 < n <= 16) as four little-endian words:
-// one 16-byte load where the group is whole and aligned, bytes otherwise.
-__device__ __forceinline__ uint4 load_group16(const std::uint8_t* p, int n) {
-  if (n == 16 && (reinterpret_cast<std::uintptr_t>(p) & 15) == 0)
-    return __ldg(reinterpret_cast<const uint4*>(p));
-  unsigned w[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int k = 0; k < 16; ++k)
-    if (k < n) w[k / 4] |= static_cast<unsigned>(p[k]) << (8 * (k % 4));
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
 // Counts the first n of sixteen samples into this lane's sub-histogram (counters kHeLaneCopies
 // words apart).
 __device__ __forceinline__ void count_group16(std::uint32_t* lane_hist, const uint4& q, int n) {
@@ -193,16 +160,16 @@ __global__ void __launch_bounds__(kHeThreads) he_histogram_kernel(HeArgs a) {
   __syncthreads();
   const int c = blockIdx.y;
   // A select, not an index: an indexed parameter array would be copied to local memory.
-  const std::uint8_t* src = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + a.x0;
+  const std::uint8_t* src = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + a.rect.x0;
   std::uint32_t* lane_hist = s_hist + threadIdx.x % 32;
-  const int rw = a.x1 - a.x0;
-  GroupWalk walk(a.y1 - a.y0, div_up(rw, 16));
+  const int rw = a.rect.x1 - a.rect.x0;
+  GroupWalk walk(a.rect.y1 - a.rect.y0, div_up(rw, 16));
   while (walk.more()) {
     // kHeUnroll groups loaded before any is counted: several loads in flight per thread.
     uint4 q[kHeUnroll];
     int n[kHeUnroll];
     walk.load_next<kHeUnroll, 16>(rw, [&](int y, int x, int samples) {
-      return load_group16(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, samples);
+      return load_group(src + static_cast<std::ptrdiff_t>(a.rect.y0 + y) * a.stride + x, samples);
     }, q, n);
 #pragma unroll
     for (int u = 0; u < kHeUnroll; ++u) count_group16(lane_hist, q[u], n[u]);
@@ -263,16 +230,16 @@ __global__ void __launch_bounds__(kHeThreads) he_bits_histogram_kernel(HeArgs a)
   for (int i = threadIdx.x; i < 4096; i += kHeThreads) s_hist[i] = 0;
   __syncthreads();
   // Groups of 16 pixels: one 16-byte load per plane where the group is whole and aligned.
-  const int rw = a.x1 - a.x0, groups_per_row = div_up(rw, 16);
-  const long long groups = static_cast<long long>(a.y1 - a.y0) * groups_per_row;
+  const int rw = a.rect.x1 - a.rect.x0, groups_per_row = div_up(rw, 16);
+  const long long groups = static_cast<long long>(a.rect.y1 - a.rect.y0) * groups_per_row;
   for (long long g = blockIdx.x * static_cast<long long>(kHeThreads) + threadIdx.x; g < groups;
        g += static_cast<long long>(gridDim.x) * kHeThreads) {
-    const int y = a.y0 + static_cast<int>(g / groups_per_row);
-    const int x = a.x0 + 16 * static_cast<int>(g % groups_per_row);
-    const int n = min(a.x1, x + 16) - x;
+    const int y = a.rect.y0 + static_cast<int>(g / groups_per_row);
+    const int x = a.rect.x0 + 16 * static_cast<int>(g % groups_per_row);
+    const int n = min(a.rect.x1, x + 16) - x;
     const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * a.stride + x;
-    const uint4 q0 = load_group16(a.src[0] + o, n), q1 = load_group16(a.src[1] + o, n),
-                q2 = load_group16(a.src[2] + o, n);
+    const uint4 q0 = load_group(a.src[0] + o, n), q1 = load_group(a.src[1] + o, n),
+                q2 = load_group(a.src[2] + o, n);
     const unsigned w0[4] = {q0.x, q0.y, q0.z, q0.w}, w1[4] = {q1.x, q1.y, q1.z, q1.w},
                    w2[4] = {q2.x, q2.y, q2.z, q2.w};
 #pragma unroll
@@ -558,7 +525,11 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
       const std::uint8_t* srow = src + static_cast<std::ptrdiff_t>(y) * ss;
       const std::uint16_t* in_col = columns + static_cast<std::size_t>(warp * 32 + 2 * r) * 256 + lane * 8;
       const std::uint16_t* out_col = columns + static_cast<std::size_t>(warp * 32) * 256 + lane * 8;
-      int mine = 0;
+      // Each lane keeps its own pixel's sums (below its value, and the clipped total) from the
+      // step that is its, and makes its code once the warp's 32 windows are done: one division
+      // per lane, not one per step.
+      std::uint32_t own_below = 0, own_kept = 0;
+      const int own_value = lane < count ? srow[xs + lane] : 0;
       // The next step's two column reads are issued one step ahead.
       uint4 next_in = make_uint4(0, 0, 0, 0), next_out = next_in;
       if (count > 1) {
@@ -575,10 +546,9 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
             next_out = *reinterpret_cast<const uint4*>(out_col + static_cast<std::size_t>(i) * 256);
           }
         }
-        const int v = srow[xs + i];
-        std::uint32_t cdf;
+        const int v = __shfl_sync(0xffffffffu, own_value, i);
+        std::uint32_t below = 0, kept = 0;
         if (a.limit > 0) {
-          std::uint32_t below = 0, kept = 0;
 #pragma unroll
           for (int b = 0; b < 8; ++b) {
             const std::uint32_t m = min(hist[b], static_cast<std::uint32_t>(a.limit));
@@ -593,22 +563,35 @@ __global__ void __launch_bounds__(kAheThreads) ahe_kernel(AheArgs a) {
             below = __reduce_add_sync(0xffffffffu, below);
             kept = __reduce_add_sync(0xffffffffu, kept);
           }
-          cdf = rules::clahe_cdf(below, static_cast<std::uint32_t>(a.n) - kept, v);
         } else {
-          std::uint32_t below = 0;
 #pragma unroll
           for (int b = 0; b < 8; ++b) below += (lane * 8 + b <= v) ? hist[b] : 0u;
-          cdf = __reduce_add_sync(0xffffffffu, below);
+          below = __reduce_add_sync(0xffffffffu, below);
         }
-        const int code = output_code(rules::ahe_code(cdf, a.n), a.limited);
-        if (lane == i) mine = code;
+        if (lane == i) {
+          own_below = below;
+          own_kept = kept;
+        }
       }
-      if (lane < count)
-        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] = static_cast<std::uint8_t>(mine);
+      if (lane < count) {
+        const std::uint32_t cdf =
+            a.limit > 0 ? rules::clahe_cdf(own_below, static_cast<std::uint32_t>(a.n) - own_kept, own_value) : own_below;
+        dst[static_cast<std::ptrdiff_t>(y) * a.dst_stride + xs + lane] =
+            static_cast<std::uint8_t>(output_code(rules::ahe_code(cdf, a.n), a.limited));
+      }
     }
     __syncthreads();  // the next tile reuses the columns and the shared memory
   }
 }
+
+// Which kernel serves 8-bit AHE/CLAHE at a window: the column histograms' (AheCuda) or the
+// sliding samples' of the depths (AheDepthCuda at 8 bits), both exact. The kernels alone on a
+// 1080p plane, H200, 2026-11-29 (`hazefree_gpu_tests --ahe-kernels`), ms, columns / samples:
+// AHE 31 0.445 / 0.640, 63 0.498 / 0.793, 127 0.844 / 1.149, 255 1.103 / 1.944, 511 1.446 / 2.891;
+// CLAHE (clip 2) 31 0.535 / 0.471, 63 0.588 / 0.689, 127 0.868 / 1.306, 255 1.122 / 3.045,
+// 511 1.459 / 4.904. The samples' windows move by 2 (2r + 1) samples a step, the columns' by two
+// columns of 256 counts whatever the window: only CLAHE's smallest windows go to the samples.
+bool ahe_by_samples_8bit(const AheParams& params) { return params.clip > 0.f && params.window <= 31; }
 
 const dim3 kPixelBlock(32, 8);
 dim3 pixel_grid(int width, int height) {
@@ -629,12 +612,7 @@ void AheCuda::apply(const DevicePlaneU8* src, const DevicePlaneU8* dst, int plan
   if (side > 65535) throw std::invalid_argument("ahe: window too large for 16-bit column histograms");
   if (sm_count_ == 0) sm_count_ = device_sm_count();
   AheArgs a{};
-  for (int p = 0; p < planes; ++p) {
-    a.src[p] = src[p].data;
-    a.dst[p] = dst[p].data;
-  }
-  a.src_stride = src[0].stride;
-  a.dst_stride = dst[0].stride;
+  set_planes(a, src, dst, planes);
   a.width = w;
   a.height = h;
   a.planes = planes;
@@ -677,10 +655,7 @@ HeArgs CudaEqualizer::he_args(const DevicePlaneU8* planes, int channels, int wid
   for (int c = 0; c < channels; ++c) a.src[c] = planes[c].data;
   a.stride = planes[0].stride;
   a.channels = channels;
-  a.x0 = rect.x0;
-  a.y0 = rect.y0;
-  a.x1 = rect.x1;
-  a.y1 = rect.y1;
+  a.rect = rect;
   a.temporal = config_.he.temporal < 1.f;
   a.alpha = config_.he.temporal;
   a.hist = hist_.get();
@@ -696,7 +671,7 @@ void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int c
                       const StateOrder& order, cudaStream_t stream) {
   HeArgs a = he_args(src, channels, width, height, d_history);
   a.limited = limited;
-  const long long groups = static_cast<long long>(a.y1 - a.y0) * div_up(a.x1 - a.x0, 16);
+  const long long groups = static_cast<long long>(a.rect.y1 - a.rect.y0) * div_up(a.rect.x1 - a.rect.x0, 16);
   // One wave of resident blocks at most (the blocks' set-up and merge are paid once per block),
   // fewer where kHeUnroll groups per thread cover the rectangle.
   const long long per_block = static_cast<long long>(kHeThreads) * kHeUnroll;
@@ -722,7 +697,7 @@ void CudaEqualizer::he(const DevicePlaneU8* src, const DevicePlaneU8* dst, int c
 void CudaEqualizer::bits(const DevicePlaneU8* planes, int width, int height, HeHistory* d_history,
                         const StateOrder& order, cudaStream_t stream) {
   const HeArgs a = he_args(planes, 3, width, height, d_history);
-  const long long groups = static_cast<long long>(a.y1 - a.y0) * div_up(a.x1 - a.x0, 4);
+  const long long groups = static_cast<long long>(a.rect.y1 - a.rect.y0) * div_up(a.rect.x1 - a.rect.x0, 4);
   const int grid = static_cast<int>(std::max<long long>(
       1, std::min<long long>(2LL * sm_count_, (groups + 4 * kHeThreads - 1) / (4 * kHeThreads))));
   if (a.temporal && order.wait) HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(stream, order.wait, 0));
@@ -762,6 +737,7 @@ void CudaEqualizer::enqueue(const ImageView& d_in, const ImageView& d_out, HeHis
   };
   auto equalize = [&](const DevicePlaneU8* src, const DevicePlaneU8* dst, int channels, bool limited) {
     if (is_he) he(src, dst, channels, limited, w, h, d_history, order, stream);
+    else if (ahe_by_samples_8bit(config_.ahe)) ahe_depth_.apply(src, dst, channels, config_.ahe, limited, stream);
     else ahe_.apply(src, dst, channels, config_.ahe, limited, stream);
   };
   auto to_channels = [&](ChannelKind kind) {

@@ -8,7 +8,9 @@
 // AHE/CLAHE: Perreault-Hebert column histograms per tile of 256 x kAheTileRows outputs, a warp
 // per 32 output columns sliding the window histogram right (8 bins per lane), the start of each
 // row moved down by the pixels entering and leaving: the cost per pixel does not depend on the
-// window.
+// window; each lane makes its own pixel's code once its warp's 32 windows are done. CLAHE at
+// windows up to 31 goes to the sliding samples' kernel of the depths at 8 bits (AheDepthCuda),
+// measured faster there (ahe_by_samples_8bit in equalize_cuda.cu).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/color_fixed_rules.hpp"
+#include "kernels/cuda/channel_planes.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_context.hpp"
 #include "kernels/cuda/device_frame.hpp"
@@ -23,46 +24,13 @@ namespace {
 
 // ---- colour routing at depth ----------------------------------------------------------------
 
-enum class WideKind : int { rgb, ycrcb, grey };
-
-struct WideFrame {
-  std::uint8_t* p0;
-  std::uint8_t* p1;
-  std::uint8_t* p2;
-  int s0, s1, width, height, sx, sy, cstep, shift, depth;
-  PixelFormat format;
-  bool yuv;
-};
-
-WideFrame wide_frame(const ImageView& f) {
-  WideFrame r{};
-  r.p0 = f.planes[0].data;
-  r.s0 = f.planes[0].stride;
-  r.width = f.width;
-  r.height = f.height;
-  r.format = f.format;
-  r.depth = f.depth;
-  r.shift = sample_shift(f);
-  r.cstep = 1;
-  r.yuv = is_yuv(f.format);
-  if (r.yuv) {
-    r.sx = chroma_shift_x(f.format);
-    r.sy = chroma_shift_y(f.format);
-    r.p1 = f.planes[1].data;
-    r.s1 = f.planes[1].stride;
-    r.p2 = f.format == PixelFormat::nv12 ? f.planes[1].data + 2 : f.planes[2].data;
-    if (f.format == PixelFormat::nv12) r.cstep = 2;
-  }
-  return r;
-}
-
 __device__ __forceinline__ std::uint16_t* wide_row(std::uint8_t* base, int stride, int y) {
   return reinterpret_cast<std::uint16_t*>(base + static_cast<std::ptrdiff_t>(y) * stride);
 }
 
 // Frame -> channel planes (stride in samples): R, G, B of the fixed-point rule at depth (YUV) or
 // as stored (rgb48); rgb48 luma: OpenCV's YCrCb at depth; rgb48 grey: OpenCV's grey at depth.
-__global__ void to_wide_channels_kernel(WideFrame f, color::YuvToRgbDepthI k, WideKind kind,
+__global__ void to_wide_channels_kernel(FrameRef f, color::YuvToRgbDepthI k, ChannelKind kind,
                                         std::uint16_t* q0, std::uint16_t* q1, std::uint16_t* q2,
                                         int stride) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -84,11 +52,11 @@ __global__ void to_wide_channels_kernel(WideFrame f, color::YuvToRgbDepthI k, Wi
     g = c.g;
     b = c.b;
   }
-  if (kind == WideKind::rgb) {
+  if (kind == ChannelKind::rgb) {
     q0[o] = static_cast<std::uint16_t>(r);
     q1[o] = static_cast<std::uint16_t>(g);
     q2[o] = static_cast<std::uint16_t>(b);
-  } else if (kind == WideKind::ycrcb) {
+  } else if (kind == ChannelKind::ycrcb) {
     const rules::YCrCb v = rules::rgb_to_ycrcb_depth(r, g, b, f.depth);
     q0[o] = static_cast<std::uint16_t>(v.y);
     q1[o] = static_cast<std::uint16_t>(v.cr);
@@ -99,34 +67,19 @@ __global__ void to_wide_channels_kernel(WideFrame f, color::YuvToRgbDepthI k, Wi
 }
 
 // One thread per chroma sample of a YUV output (its block's pixels), else per pixel.
-__global__ void from_wide_channels_kernel(WideFrame out, color::RgbToYuvDepthI k, WideKind kind,
+__global__ void from_wide_channels_kernel(FrameRef out, color::RgbToYuvDepthI k, ChannelKind kind,
                                           const std::uint16_t* q0, const std::uint16_t* q1,
                                           const std::uint16_t* q2, const std::uint16_t* c1,
                                           const std::uint16_t* c2, int stride) {
-  const int bx = blockIdx.x * blockDim.x + threadIdx.x;
-  const int by = blockIdx.y * blockDim.y + threadIdx.y;
-  const int sx = out.yuv ? out.sx : 0, sy = out.yuv ? out.sy : 0;
-  const int x0 = bx << sx, y0 = by << sy;
-  if (x0 >= out.width || y0 >= out.height) return;
-  const int x1 = min(out.width, (bx + 1) << sx), y1 = min(out.height, (by + 1) << sy);
+  const OutputBlock blk = output_block(out);
+  if (!blk.inside) return;
   std::int64_t sr = 0, sg = 0, sb = 0;
-  for (int y = y0; y < y1; ++y) {
+  for (int y = blk.y0; y < blk.y1; ++y) {
     std::uint16_t* row = wide_row(out.p0, out.s0, y);
-    for (int x = x0; x < x1; ++x) {
-      const std::ptrdiff_t o = static_cast<std::ptrdiff_t>(y) * stride + x;
-      int r, g, b;
-      if (kind == WideKind::rgb) {
-        r = q0[o];
-        g = q1[o];
-        b = q2[o];
-      } else if (kind == WideKind::ycrcb) {
-        const rules::Rgb c = rules::ycrcb_to_rgb_depth(q0[o], c1[o], c2[o], out.depth);
-        r = c.r;
-        g = c.g;
-        b = c.b;
-      } else {
-        r = g = b = q0[o];
-      }
+    for (int x = blk.x0; x < blk.x1; ++x) {
+      const rules::Rgb c =
+          channels_rgb(kind, q0, q1, q2, c1, c2, static_cast<std::ptrdiff_t>(y) * stride + x, out.depth);
+      const int r = c.r, g = c.g, b = c.b;
       if (out.format == PixelFormat::rgb24) {
         row[3 * x] = static_cast<std::uint16_t>(r);
         row[3 * x + 1] = static_cast<std::uint16_t>(g);
@@ -140,10 +93,11 @@ __global__ void from_wide_channels_kernel(WideFrame out, color::RgbToYuvDepthI k
     }
   }
   if (!out.yuv) return;
-  const color::ChromaCodes uv = color::rgb_sums_to_chroma_depth(k, sr, sg, sb, (y1 - y0) * (x1 - x0));
-  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(bx) * out.cstep;
-  wide_row(out.p1, out.s1, by)[ci] = static_cast<std::uint16_t>(uv.u << out.shift);
-  wide_row(out.p2, out.s1, by)[ci] = static_cast<std::uint16_t>(uv.v << out.shift);
+  const color::ChromaCodes uv =
+      color::rgb_sums_to_chroma_depth(k, sr, sg, sb, (blk.y1 - blk.y0) * (blk.x1 - blk.x0));
+  const std::ptrdiff_t ci = static_cast<std::ptrdiff_t>(blk.bx) * out.cstep;
+  wide_row(out.p1, out.s1, blk.by)[ci] = static_cast<std::uint16_t>(uv.u << out.shift);
+  wide_row(out.p2, out.s1, blk.by)[ci] = static_cast<std::uint16_t>(uv.v << out.shift);
 }
 
 // Fills `samples` 16-bit samples of each row with `value`.
@@ -193,14 +147,14 @@ void CudaEqualizer::enqueue_wide(const ImageView& d_in, const ImageView& d_out,
     wide_scratch_.reserve(plane * 6);
     DevicePlaneU16 sc[6];
     for (int i = 0; i < 6; ++i) sc[i] = {wide_scratch_.get() + i * plane, w, h, sstride, 0};
-    const WideKind kind = color == ColorMode::rgb ? WideKind::rgb
-                          : (color == ColorMode::grey ? WideKind::grey : WideKind::ycrcb);
+    const ChannelKind kind = color == ColorMode::rgb ? ChannelKind::rgb
+                          : (color == ColorMode::grey ? ChannelKind::grey : ChannelKind::ycrcb);
     to_wide_channels_kernel<<<grid_2d(w, h), kBlock2d, 0, stream>>>(
-        wide_frame(d_in), color::yuv_to_rgb_depth_i(d_in.matrix, d_in.range, d), kind, sc[0].data,
+        frame_ref(d_in), color::yuv_to_rgb_depth_i(d_in.matrix, d_in.range, d), kind, sc[0].data,
         sc[1].data, sc[2].data, sstride);
     HAZEFREE_CUDA_CHECK_LAUNCH("to_wide_channels_kernel");
-    equalize(sc, sc + 3, kind == WideKind::rgb ? 3 : 1, false);
-    const WideFrame o = wide_frame(out);
+    equalize(sc, sc + 3, kind == ChannelKind::rgb ? 3 : 1, false);
+    const FrameRef o = frame_ref(out);
     const int sx = o.yuv ? o.sx : 0, sy = o.yuv ? o.sy : 0;
     const int bw = (w + (1 << sx) - 1) >> sx, bh = (h + (1 << sy) - 1) >> sy;
     from_wide_channels_kernel<<<grid_2d(bw, bh), kBlock2d, 0, stream>>>(

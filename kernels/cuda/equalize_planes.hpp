@@ -35,4 +35,16 @@ struct DevicePlaneU16 {
   int width = 0, height = 0, stride = 0, shift = 0;
 };
 
+// The source and destination planes of one call in a kernel's arguments (src[], dst[],
+// src_stride, dst_stride: the planes of a call share one geometry).
+template <typename Args, typename Plane>
+void set_planes(Args& a, const Plane* src, const Plane* dst, int planes) {
+  for (int p = 0; p < planes; ++p) {
+    a.src[p] = src[p].data;
+    a.dst[p] = dst[p].data;
+  }
+  a.src_stride = src[0].stride;
+  a.dst_stride = dst[0].stride;
+}
+
 }  // namespace hazefree::cuda

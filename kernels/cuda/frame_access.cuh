@@ -28,6 +28,7 @@ struct FrameRef {
   PixelFormat format;
   bool yuv;          // has chroma planes
   bool wide;         // two-byte samples (depth > 8)
+  int depth;         // bits per sample, 8..16
 };
 
 inline FrameRef frame_ref(const ImageView& f) {
@@ -41,6 +42,7 @@ inline FrameRef frame_ref(const ImageView& f) {
   r.shift = sample_shift(f);
   r.yuv = is_yuv(f.format);
   r.wide = f.depth > 8;
+  r.depth = f.depth;
   if (r.yuv) {
     r.sx = chroma_shift_x(f.format);
     r.sy = chroma_shift_y(f.format);

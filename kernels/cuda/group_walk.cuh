@@ -3,7 +3,24 @@
 // block has the same share of the work whatever the rectangle's shape.
 #pragma once
 
+#include <cstdint>
+
 namespace hazefree::cuda {
+
+// One group: the 16 bytes of samples of a row at p (16 one-byte or 8 two-byte samples, the first
+// n valid), little-endian in four words: one 16-byte load where the group is whole and aligned,
+// a load per sample otherwise (the invalid ones 0).
+template <typename Sample>
+__device__ __forceinline__ uint4 load_group(const Sample* p, int n) {
+  constexpr int kSamples = 16 / sizeof(Sample), kPerWord = 4 / sizeof(Sample);
+  if (n == kSamples && (reinterpret_cast<std::uintptr_t>(p) & 15) == 0)
+    return __ldg(reinterpret_cast<const uint4*>(p));
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int k = 0; k < kSamples; ++k)
+    if (k < n) w[k / kPerWord] |= static_cast<unsigned>(__ldg(p + k)) << (8 * sizeof(Sample) * (k % kPerWord));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
 
 // The groups are numbered row by row, groups_per_row to a row; the walk is kept as (row, group)
 // so that no division runs per group.

@@ -300,13 +300,7 @@ __global__ void upsample_kernel(DevicePlaneF ma, DevicePlaneF mb, int s, DeviceP
   const float* a1 = plane_row(ma, ty.i1);
   const float* b0 = plane_row(mb, ty.i0);
   const float* b1 = plane_row(mb, ty.i1);
-  const float at = a0[tx.i0] + tx.f * (a0[tx.i1] - a0[tx.i0]);
-  const float ab = a1[tx.i0] + tx.f * (a1[tx.i1] - a1[tx.i0]);
-  const float bt = b0[tx.i0] + tx.f * (b0[tx.i1] - b0[tx.i0]);
-  const float bb = b1[tx.i0] + tx.f * (b1[tx.i1] - b1[tx.i0]);
-  const float a = at + ty.f * (ab - at);
-  const float b = bt + ty.f * (bb - bt);
-  plane_row(out, y)[x] = a * plane_row(guide, y)[x] + b;
+  plane_row(out, y)[x] = dcp::bilinear(a0, a1, tx, ty.f) * plane_row(guide, y)[x] + dcp::bilinear(b0, b1, tx, ty.f);
 }
 
 template <bool kProducts, int kItems>

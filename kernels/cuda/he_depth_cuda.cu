@@ -42,7 +42,7 @@ static_assert(HeDepthPolicy::kHistThreads <= 512, "build_he_lut_block: 512 bins 
 struct HeDepthArgs {
   const std::uint16_t* src[3];
   int stride, shift, channels;
-  int x0, y0, x1, y1;  // histogram rectangle (half-open)
+  rules::HistogramRect rect;  // the histogram's rectangle (half-open)
   int depth, bins;
   std::uint32_t* hist;  // channels x bins, zero on entry, cleared by the LUT builder
   // Without he_temporal the block that finishes last builds the LUTs (channels x bins, final
@@ -51,19 +51,6 @@ struct HeDepthArgs {
   unsigned* ticket;
   std::uint16_t* lut;
 };
-
-// Eight samples of a row at p (the first n valid, 0 < n <= 8), two to a word: one 16-byte load
-// where the group is whole and aligned, two-byte loads otherwise.
-__device__ __forceinline__ uint4 load_group8(const std::uint16_t* p, int n) {
-  if (n == 8 && (reinterpret_cast<std::uintptr_t>(p) & 15) == 0)
-    return __ldg(reinterpret_cast<const uint4*>(p));
-  unsigned w[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int k = 0; k < 8; ++k)
-    if (k < n) w[k / 2] |= static_cast<unsigned>(__ldg(p + k)) << (16 * (k % 2));
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
 
 // Block (x, c, z) counts channel c's samples falling in slice z of the bins (kSliced: more than
 // 8192 bins, counted a slice at a time; otherwise every sample is counted, with no range test).
@@ -79,7 +66,7 @@ __global__ void __launch_bounds__(HeDepthPolicy::kHistThreads, HeDepthPolicy::kH
   const int copies = min(32, (1 << HeDepthPolicy::kSliceLog2) / slice_bins);
   for (int i = threadIdx.x; i < slice_bins * copies; i += blockDim.x) s_hist[i] = 0;
   __syncthreads();
-  const std::uint16_t* src = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + a.x0;
+  const std::uint16_t* src = (c == 0 ? a.src[0] : (c == 1 ? a.src[1] : a.src[2])) + a.rect.x0;
   const unsigned lo = blockIdx.z * slice_bins;
   const unsigned mask = a.bins - 1, shift = a.shift;
   std::uint32_t* lane_hist = s_hist + (threadIdx.x % 32) % copies;
@@ -94,13 +81,13 @@ __global__ void __launch_bounds__(HeDepthPolicy::kHistThreads, HeDepthPolicy::kH
       atomicAdd(lane_hist + bin * copies, 1u);
     }
   };
-  const int rw = a.x1 - a.x0;
-  GroupWalk walk(a.y1 - a.y0, div_up(rw, 8));
+  const int rw = a.rect.x1 - a.rect.x0;
+  GroupWalk walk(a.rect.y1 - a.rect.y0, div_up(rw, 8));
   while (walk.more()) {
     uint4 q[HeDepthPolicy::kHistUnroll];
     int n[HeDepthPolicy::kHistUnroll];
     walk.load_next<HeDepthPolicy::kHistUnroll, 8>(rw, [&](int y, int x, int samples) {
-      return load_group8(src + static_cast<std::ptrdiff_t>(a.y0 + y) * a.stride + x, samples);
+      return load_group(src + static_cast<std::ptrdiff_t>(a.rect.y0 + y) * a.stride + x, samples);
     }, q, n);
 #pragma unroll
     for (int u = 0; u < HeDepthPolicy::kHistUnroll; ++u) {
@@ -319,10 +306,7 @@ void HeDepthCuda::apply(const DevicePlaneU16* src, const DevicePlaneU16* dst, in
   a.stride = src[0].stride;
   a.shift = src[0].shift;
   a.channels = channels;
-  a.x0 = rect.x0;
-  a.y0 = rect.y0;
-  a.x1 = rect.x1;
-  a.y1 = rect.y1;
+  a.rect = rect;
   a.depth = depth;
   a.bins = bins;
   a.hist = hist_.get();
