@@ -7,7 +7,7 @@
 #
 #   scripts/gpu-check-python.sh prepare   HERE (Debian 12): puts what the GPU machine lacks into
 #                                          .device/: the static FFmpeg (.device/ffmpeg-static, from
-#                                          scripts/build-static-ffmpeg.sh) and the
+#                                          scripts/build-static-ffmpeg.sh, with its ffprobe) and the
 #                                          headers/CMake files of fmt, CLI11, toml++, nlohmann-json
 #                                          and pkg-config (.device/deps)
 #   scripts/gpu-check-python.sh           THERE, from the repository root, with .device/ffmpeg-static
@@ -37,6 +37,10 @@ if [[ ${1:-} == prepare ]]; then
   mkdir -p .device/ffmpeg-static
   # Plain files only (cp -L): the device tool may not carry symbolic links.
   cp -rL "$prefix/include" "$prefix/lib" .device/ffmpeg-static/
+  # ffprobe for the tests that look into what they wrote (the GPU machine has no FFmpeg programs).
+  mkdir -p .device/ffmpeg-static/bin
+  cp -L "$prefix/bin/ffprobe" .device/ffmpeg-static/bin/
+  strip .device/ffmpeg-static/bin/ffprobe
   deps=.device/deps
   rm -rf "$deps"
   mkdir -p "$deps/include" "$deps/lib/x86_64-linux-gnu/cmake" "$deps/share/cmake" "$deps/bin"
@@ -117,6 +121,8 @@ else
     sed "s|$original|$ffmpeg|g" "$pc" >"$pcdir/$(basename "$pc")"
   done
   export PKG_CONFIG_PATH=$pcdir
+  # The carried ffprobe, where the machine has none of its own.
+  if [[ -x $ffmpeg/bin/ffprobe ]] && ! command -v ffprobe >/dev/null; then export PATH=$ffmpeg/bin:$PATH; fi
 fi
 
 # ---- configure and build ----
