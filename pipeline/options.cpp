@@ -908,7 +908,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     return false;
   } catch (const CLI::ExtrasError& e) {
     for (const std::string& word : app.remaining())
-      if (word.size() > 1 && word[0] == '-') throw UsageError(unknown_option_text(word, app));
+      if (word.size() > 1 && word[0] == '-' && word != "--") throw UsageError(unknown_option_text(word, app));
     throw UsageError(e.what());
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());

@@ -159,9 +159,11 @@ TEST_CASE("options: malformed values, unknown keys and unknown names are refused
   CHECK(usage_error({"in"}).find("required") != std::string::npos);
   CHECK(usage_error({"--no-such-flag", "in", "out"}) == "--no-such-flag: unknown option (hazefree --help lists the options)");
   // Words of dashes alone (or a name left empty before '=') name no option and no key.
-  CHECK(usage_error({"---", "in", "out"}) == "---: unknown option (hazefree --help lists the options)");
-  CHECK(usage_error({"--=x", "in", "out"}).find("unknown option") != std::string::npos);
-  CHECK(usage_error({"in", "out", "--", "x", "---"}).find("unknown option") != std::string::npos);
+  // A word of dashes, or a name left empty before '=': an unknown option or a surplus argument.
+  CHECK(usage_error({"--=x", "in", "out"}) == "--=x: unknown option (hazefree --help lists the options)");
+  CHECK(usage_error({"in", "out", "--", "x", "---"}) == "---: unknown option (hazefree --help lists the options)");
+  CHECK(usage_error({"in", "out", "--", "x"}).find("not expected: x") != std::string::npos);
+  CHECK(!usage_error({"--mode", "he", "--", "grey", "--set", "--set", "h", "-:y"}).empty());
   // A key's last part as a flag: the --set that sets it (-t's key takes a word besides numbers).
   CHECK(usage_error({"--omega", "0.5", "in", "out"}) ==
         "--omega: unknown option; the configuration key is set with --set dcp.omega=VALUE (hazefree --help lists "
