@@ -127,11 +127,13 @@ fi
 if [[ $gpus -ge 2 && ${INDEPENDENT:-1} == 1 ]]; then
 j0=$(cpu_jiffies)
 t0=$(now)
+each_pids=()
 for g in $(seq 0 $((gpus - 1))); do
   CUDA_VISIBLE_DEVICES=$g timeout 300 "$HF" -y -q -b cuda --preset veryfast --crf 23 "$input" "/tmp/scaling-each-$g.mp4" \
     >>"$OUT/scaling.log" 2>&1 &
+  each_pids+=($!)
 done
-wait
+wait "${each_pids[@]}"
 t1=$(now)
 record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print $t1 - $t0}")" $((frames * gpus)) 0 "$(busy_since "$j0")"
 rm -f /tmp/scaling-each-*.mp4
@@ -143,10 +145,14 @@ for k in ${BARE-1 2 4 8 16}; do
   j0=$(cpu_jiffies)
   timeline_start
   t0=$(now)
+  # Waits for these transcodes only: a bare `wait` would also wait for the timeline's endless loop.
+  bare_pids=()
   for i in $(seq 1 $k); do
-    "$FF" -v error -y -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy "/tmp/scaling-bare-$i.mp4" &
+    "$FF" -v error -y -nostdin -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy \
+      "/tmp/scaling-bare-$i.mp4" &
+    bare_pids+=($!)
   done
-  wait
+  wait "${bare_pids[@]}"
   t1=$(now)
   seconds=$(awk "BEGIN{print $t1 - $t0}")
   timeline_stop "bare x264, $k at once"
