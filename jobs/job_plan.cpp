@@ -16,6 +16,7 @@
 #include "io/packet_reader.hpp"
 #include "jobs/job_files.hpp"
 #include "kernels/temporal_state.hpp"
+#include "pipeline/frame_stats.hpp"
 
 namespace hazefree::jobs {
 namespace fs = std::filesystem;
@@ -176,13 +177,18 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
                                  saved.stats_path));
     if (saved.stats_path.rfind("file:", 0) == 0) saved.stats_path.erase(0, 5);
     saved.stats_path = fs::absolute(saved.stats_path).lexically_normal().string();
-    // The join writes FILE, or FILE.0, FILE.1, ... with several inputs: replaced only with -y.
+    // The join writes FILE, or FILE.0, FILE.1, ... with several inputs: in an existing folder, not
+    // over an input or an output, replaced only with -y.
     const std::size_t files = inputs_outputs.size();
     for (std::size_t i = 0; i < files; ++i) {
       const std::string path = files > 1 ? fmt::format("{}.{}", saved.stats_path, i) : saved.stats_path;
-      std::error_code error;
-      if (!settings.output_options.overwrite && fs::exists(path, error))
-        throw JobError(fmt::format("--stats {}: {} already exists (use -y to overwrite)", settings.stats_path, path));
+      for (const auto& [input, output] : inputs_outputs) {
+        try {
+          check_stats_file(path, input, output, settings.output_options.overwrite);
+        } catch (const std::runtime_error& e) {
+          throw JobError(e.what());
+        }
+      }
     }
   }
   plan.settings_toml = format_config(saved);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/url.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/progress.hpp"
 
@@ -46,8 +47,17 @@ FrameStatsFile::~FrameStatsFile() {
 void FrameStatsFile::write(std::int64_t frame, double pts_time, const DehazeStats& stats) {
   if (!file_) return;
   const std::string line = frame_stats_line(frame, pts_time, stats) + "\n";
-  std::fwrite(line.data(), 1, line.size(), file_);
-  if (standard_stream_) std::fflush(file_);  // each line as its frame is done, as in a file
+  errno = 0;
+  const bool written = std::fwrite(line.data(), 1, line.size(), file_) == line.size() && std::fflush(file_) == 0;
+  // A full disk or a file that takes nothing: said at the first line lost, not after the run
+  // (stdout or stderr closed by its reader is no failure: see close()).
+  if (!written && !standard_stream_) {
+    const int error = errno;
+    std::fclose(file_);
+    file_ = nullptr;
+    throw std::runtime_error(fmt::format("--stats {}: the frame statistics could not be written: {}", path_,
+                                         error ? std::strerror(error) : "write failed"));
+  }
 }
 
 void FrameStatsFile::close() {
@@ -58,11 +68,11 @@ void FrameStatsFile::close() {
   // stdout or stderr closed by its reader (`--stats - | head -1`): what it wanted is read, the run
   // is no failure (as -progress pipe:1).
   if ((failed || closed != 0) && !standard_stream_)
-    throw std::runtime_error(fmt::format("{}: the frame statistics could not be written", path_));
+    throw std::runtime_error(fmt::format("--stats {}: the frame statistics could not be written: {}", path_,
+                                         errno ? std::strerror(errno) : "write failed"));
 }
 
 void check_stats_path(const std::string& path, const std::string& output) {
-  namespace fs = std::filesystem;
   if (path.empty()) return;
   int stream = -1;
   try {
@@ -72,13 +82,43 @@ void check_stats_path(const std::string& path, const std::string& output) {
   }
   if (stream == 1 && (output == "-" || output == "pipe:" || output == "pipe:1"))
     throw UsageError("stats", fmt::format("--stats {}: the output is written to stdout; give pipe:2 or a file", path));
-  if (stream > 0) return;
-  const std::string file = path.rfind("file:", 0) == 0 ? path.substr(5) : path;
+}
+
+namespace {
+
+// A local file path of `url` (file: taken off), or "" for stdin/stdout, pipes and network URLs.
+std::string local_file(const std::string& url) {
+  if (url.empty() || url == "-" || url.rfind("pipe:", 0) == 0) return "";
+  if (url.rfind("file:", 0) == 0) return url.substr(5);
+  return io::is_url(url) ? "" : url;
+}
+
+// Whether two local paths name one file: the same file where both exist, else the same place.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec_a, ec_b;
+  if (fs::exists(a, ec_a) && fs::exists(b, ec_b)) return fs::equivalent(a, b, ec_a);
+  const fs::path ca = fs::weakly_canonical(a, ec_a), cb = fs::weakly_canonical(b, ec_b);
+  return !ec_a && !ec_b && !ca.empty() && ca == cb;
+}
+
+}  // namespace
+
+void check_stats_file(const std::string& path, const std::string& input, const std::string& output, bool overwrite) {
+  namespace fs = std::filesystem;
+  if (path.empty() || standard_stream_of("--stats", path) > 0) return;
+  const std::string file = local_file(path).empty() ? path : local_file(path);
+  const auto refuse = [&path](const std::string& why) {
+    throw std::runtime_error(fmt::format("--stats {}: {}", path, why));
+  };
   const fs::path folder = fs::path(file).parent_path();
   std::error_code ec;
-  if (!folder.empty() && !fs::is_directory(folder, ec))
-    throw UsageError("stats", fmt::format("--stats {}: folder {} does not exist", path, folder.string()));
-  if (fs::is_directory(file, ec)) throw UsageError("stats", fmt::format("--stats {}: is a folder; give a file name", path));
+  if (!folder.empty() && !fs::is_directory(folder, ec)) refuse(fmt::format("folder {} does not exist", folder.string()));
+  if (fs::is_directory(file, ec)) refuse("is a folder; give a file name");
+  if (same_file(file, local_file(input))) refuse("is the input file; choose another file for the statistics");
+  if (same_file(file, local_file(output))) refuse("is the output file; choose another file for the statistics");
+  if (!overwrite && fs::is_regular_file(file, ec)) refuse("already exists (use -y to overwrite)");
 }
 
 }  // namespace hazefree

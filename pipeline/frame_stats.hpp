@@ -33,9 +33,13 @@ class FrameStatsFile {
   bool standard_stream_ = false;  // stdout or stderr: flushed, not closed
 };
 
-// Checked before the run starts, one line naming the path otherwise (UsageError): the folder part
-// of a --stats path exists, the path is no folder, and stdout is not named when the video
-// `output` is written there.
+// Checked when the options are read (UsageError, status 2): a standard stream that --stats may
+// name, and not stdout when the video `output` is written there.
 void check_stats_path(const std::string& path, const std::string& output);
+
+// Checked before the run opens its input (std::runtime_error naming the path, status 1 as the
+// output's own): the folder of a --stats file exists, the path is no folder, not the input's or
+// the output's file (it would be truncated under them), and not an existing file without -y.
+void check_stats_file(const std::string& path, const std::string& input, const std::string& output, bool overwrite);
 
 }  // namespace hazefree

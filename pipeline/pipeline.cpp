@@ -751,9 +751,10 @@ class Pipeline {
     std::int64_t seen = 0;
     for (int ms = 0; ms < kLatencyBuckets; ++ms) {
       seen += latency_histogram_[static_cast<std::size_t>(ms)];
-      if (seen > wanted) return ms + 0.5;
+      // The bucket's middle, but never beyond the largest latency seen (which may lie in it).
+      if (seen > wanted) return std::min(ms + 0.5, static_cast<double>(latency_max_us_) / 1000.0);
     }
-    return kLatencyBuckets;
+    return static_cast<double>(latency_max_us_) / 1000.0;
   }
   std::int64_t decode_busy_us_ = 0;
   std::int64_t process_busy_us_ = 0;
@@ -788,6 +789,7 @@ RunSummary run_pipeline(const RunOptions& options) { return run_pipeline(options
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor) {
   const auto created = std::chrono::steady_clock::now();
   stop_pipe_read_end();  // created before any stop request can need it
+  check_stats_file(options.stats_path, options.input, options.output, options.output_options.overwrite);
   std::future<std::unique_ptr<FrameProcessor>> pending;
   if (processor) {
     std::promise<std::unique_ptr<FrameProcessor>> given;

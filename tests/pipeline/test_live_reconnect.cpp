@@ -553,6 +553,12 @@ TEST_CASE("live: a file or a pipe read with --live keeps its first group of pict
   REQUIRE(r.status == 0);
   CHECK(test::probe_media(dir + "/live.mkv").video_frames == 50);
   CHECK(r.err.find("50 frames in") != std::string::npos);
+  // The summary's latencies are in order: median <= p95 <= max (a percentile is its 1 ms bucket's
+  // middle, never beyond the largest seen).
+  std::smatch latency;
+  REQUIRE(std::regex_search(r.err, latency, std::regex(R"(median ([0-9.]+), p95 ([0-9.]+), max ([0-9.]+))")));
+  CHECK(std::stod(latency[1]) <= std::stod(latency[2]));
+  CHECK(std::stod(latency[2]) <= std::stod(latency[3]));
   // The same through a pipe at its own pace: the first picture is there (the queue may drop some
   // of the start's burst), and the output starts at zero.
   const std::string piped = dir + "/piped.ts";

@@ -173,7 +173,7 @@ TEST_CASE("stats: a PNG gives one line, and --mode he gives the fields as null")
   for (std::size_t i = 0; i < he.size(); ++i) CHECK(he[i].at("frame") == static_cast<int>(i));
 }
 
-TEST_CASE("stats: into a missing folder or onto a folder: one line naming it, status 2, nothing written") {
+TEST_CASE("stats: into a missing folder or onto a folder: one line naming it, status 1 as the output's, nothing written") {
   const std::string dir = test::temp_dir("stats-missing");
   const std::string in = test::sample_path("images/coffee-hazy.png");
   const std::string missing = dir + "/no-such-folder";
@@ -181,13 +181,53 @@ TEST_CASE("stats: into a missing folder or onto a folder: one line naming it, st
     CAPTURE(stats);
     const test::CommandResult r = test::run_hazefree("-b cpu --stats " + q(stats) + " " + q(in) + " " + q(dir + "/out.png"));
     INFO(r.err);
-    CHECK(r.status == 2);
+    CHECK(r.status == 1);
     const std::vector<std::string> own = test::own_lines(r.err);
     REQUIRE(own.size() == 1);
     CHECK(own[0].find("--stats") != std::string::npos);
     CHECK(own[0].find(stats == dir ? dir : missing) != std::string::npos);
     CHECK(test::folder_entries(dir).empty());  // no output, no partial file, no folder made
   }
+}
+
+TEST_CASE("stats: the input's or the output's own file is refused before anything is opened, even with -y") {
+  const std::string dir = test::temp_dir("stats-same-file");
+  const std::string in = dir + "/in.mp4", out = dir + "/out.mp4";
+  fs::copy_file(hazy_clip(), in);
+  const auto input_size = fs::file_size(in);
+  struct Case {
+    std::string stats, says;
+  };
+  for (const Case& c : {Case{in, "is the input file"}, Case{"file:" + in, "is the input file"},
+                        Case{dir + "/./in.mp4", "is the input file"}, Case{out, "is the output file"}}) {
+    CAPTURE(c.stats);
+    const test::CommandResult r =
+        test::run_hazefree("-y -b cpu --preset ultrafast --stats " + q(c.stats) + " " + q(in) + " " + q(out));
+    INFO(r.err);
+    CHECK(r.status == 1);
+    const std::vector<std::string> own = test::own_lines(r.err);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].find("--stats " + c.stats + ": " + c.says) != std::string::npos);
+    CHECK(fs::file_size(in) == input_size);  // the input untouched
+    CHECK_FALSE(fs::exists(out));
+  }
+}
+
+TEST_CASE("stats: a file that takes no line (/dev/full) fails the run with the cause, naming --stats") {
+  if (!fs::exists("/dev/full")) {
+    MESSAGE("skipped: no /dev/full on this system");
+    return;
+  }
+  const std::string dir = test::temp_dir("stats-full");
+  const test::CommandResult r = test::run_hazefree("-y -b cpu --preset ultrafast --stats /dev/full " + q(hazy_clip()) +
+                                                   " " + q(dir + "/out.mp4"));
+  INFO(r.err);
+  CHECK(r.status == 1);
+  const std::vector<std::string> own = test::own_lines(r.err);
+  REQUIRE(own.size() == 1);
+  CHECK(own[0].find("--stats /dev/full: the frame statistics could not be written: No space left on device") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/out.mp4"));  // a failed run leaves no output
 }
 
 TEST_CASE("stats: an existing file is replaced only with -y, as the output is, and -n or nothing leaves both alone") {
