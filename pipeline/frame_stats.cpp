@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "io/url.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/progress.hpp"
 
@@ -90,7 +89,7 @@ namespace {
 std::string local_file(const std::string& url) {
   if (url.empty() || url == "-" || url.rfind("pipe:", 0) == 0) return "";
   if (url.rfind("file:", 0) == 0) return url.substr(5);
-  return io::is_url(url) ? "" : url;
+  return url.find("://") != std::string::npos ? "" : url;
 }
 
 // Whether two local paths name one file: the same file where both exist, else the same place.
