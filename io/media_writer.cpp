@@ -127,6 +127,12 @@ std::string encoders_holding(int depth, const AVCodec* besides) {
   return text.empty() ? std::string("an encoder that takes them") : text;
 }
 
+// libx265's own log at FFmpeg's level ("log-level=error" under -q and without -v).
+std::string x265_log_level_param() {
+  const int level = av_log_get_level();
+  return std::string("log-level=") + (level <= AV_LOG_ERROR ? "error" : (level <= AV_LOG_WARNING ? "warning" : "info"));
+}
+
 // x264-params / x265-params (key=value:key=value): libx264 and libx265 only warn about a value
 // they cannot parse and go on without it (keyint=abc: every frame a keyframe), so the values of
 // their numeric settings are checked here. Returns "key=value" of the first one that is not a
@@ -525,12 +531,9 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     av_opt_set(encoder->priv_data, "preset", options.preset.c_str(), 0);
     if (options.low_latency) av_opt_set(encoder->priv_data, "tune", "zerolatency", 0);
     // libx265 prints its own log (libx264's goes through FFmpeg's): the same level as FFmpeg's,
-    // so that -q leaves the terminal quiet (an x265-params of the user's replaces this one).
-    if (std::strcmp(codec->name, "libx265") == 0) {
-      const int level = av_log_get_level();
-      const char* x265_level = level <= AV_LOG_ERROR ? "error" : (level <= AV_LOG_WARNING ? "warning" : "info");
-      av_opt_set(encoder->priv_data, "x265-params", (std::string("log-level=") + x265_level).c_str(), 0);
-    }
+    // so that -q leaves the terminal quiet (an x265-params of the user's keeps it: see below).
+    if (std::strcmp(codec->name, "libx265") == 0)
+      av_opt_set(encoder->priv_data, "x265-params", x265_log_level_param().c_str(), 0);
   }
   if (muxer->oformat->flags & AVFMT_GLOBALHEADER) encoder->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   set_encoder_options();
@@ -569,6 +572,14 @@ std::vector<std::pair<std::string, std::string>> MediaWriter::Impl::user_setting
 
 void MediaWriter::Impl::set_encoder_options() {
   const std::vector<std::pair<std::string, std::string>> settings = user_settings();
+  // A high-depth profile (high10, main10, main12, main444-10, ...) over 8-bit frames: x264 and
+  // x265 would write their 8-bit profile without a word.
+  if (codec_is_x26x(*codec) && depth <= 8 && !options.profile.empty() &&
+      (options.profile.find("10") != std::string::npos || options.profile.find("12") != std::string::npos)) {
+    const std::string bits = options.profile.find("12") != std::string::npos ? "12" : "10";
+    throw EncoderOptionError(name + ": --profile " + options.profile + " encodes " + bits +
+                             " bits and the frames are 8-bit: add --output-depth " + bits);
+  }
   // A bitrate replaces libx264/libx265's default constant rate factor.
   if (!options.bitrate.empty() && codec_is_x26x(*codec)) av_opt_set(encoder->priv_data, "crf", "-1", 0);
   for (const auto& [key, value] : settings) {
@@ -585,7 +596,12 @@ void MediaWriter::Impl::set_encoder_options() {
         throw EncoderOptionError(name + ": " + key + ": " + bad + " is not a number (" + codec->name +
                                  " would only warn and go on without it)");
     }
-    const int result = av_opt_set(encoder.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN);
+    // The user's x265-params replace the log level set above unless they give their own.
+    const std::string applied = key == "x265-params" && std::strcmp(codec->name, "libx265") == 0 &&
+                                        value.find("log-level") == std::string::npos
+                                    ? x265_log_level_param() + ":" + value
+                                    : value;
+    const int result = av_opt_set(encoder.get(), key.c_str(), applied.c_str(), AV_OPT_SEARCH_CHILDREN);
     if (result == AVERROR_OPTION_NOT_FOUND)
       throw EncoderOptionError(name + ": " + codec->name + " has no option '" + key + "' (ffmpeg -h encoder=" +
                                codec->name + " lists its options)");

@@ -242,6 +242,31 @@ TEST_CASE("depth cli: HE and AHE/CLAHE on a 16-bit grey PNG equal the SPEC 7 rul
   }
 }
 
+TEST_CASE("depth cli: a 10-bit profile over 8-bit frames is refused with the way to 10 bits; x265's log stays quiet with the user's x265-params") {
+  const std::string dir = test::temp_dir("cli-depth-profile");
+  const std::string in = dir + "/in8.mkv";
+  ffmpeg("-f lavfi -i testsrc2=s=128x72:r=25:d=0.2 -pix_fmt yuv420p -c:v ffv1 " + q(in));
+  for (const std::string& encoder_profile : {std::string("libx265 --profile main10"), std::string("libx264 --profile high10")}) {
+    CAPTURE(encoder_profile);
+    const test::CommandResult r = test::run_hazefree("-b cpu --encoder " + encoder_profile + " " + q(in) + " " +
+                                                     q(dir + "/out.mkv"));
+    CHECK(r.status == 2);
+    const std::vector<std::string> own = test::own_lines(r.err);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].find("encodes 10 bits and the frames are 8-bit: add --output-depth 10") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir + "/out.mkv"));
+  }
+  const std::string out = dir + "/main10.mkv";
+  const test::CommandResult r = test::run_hazefree(
+      "-q -b cpu --encoder libx265 --output-depth 10 --profile main10 --set output.preset=ultrafast --encoder-opt "
+      "x265-params=aq-mode=3:no-sao=1 " + q(in) + " " + q(out));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK_MESSAGE(r.err.find("x265 [") == std::string::npos, "-q leaves out libx265's own log beside the user's x265-params");
+  CHECK(probe_video(out, "profile") == "Main 10");
+  CHECK(probe_video(out, "pix_fmt") == "yuv420p10le");
+}
+
 TEST_CASE("depth cli: --output-depth 10 writes 10 bits from 8-bit input, processed at 10 bits") {
   const std::string dir = test::temp_dir("cli-depth-output10");
   const std::string in = dir + "/in8.mkv";
