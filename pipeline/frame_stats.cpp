@@ -21,18 +21,23 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
                      frame, pts_time, stats.haze_index, stats.omega, a[0], a[1], a[2]);
 }
 
-FrameStatsFile::FrameStatsFile(const std::string& path, bool overwrite) : path_(path) {
+namespace {
+
+// The file a --stats path names: "file:" taken off.
+std::string without_file_scheme(const std::string& path) {
+  return path.rfind("file:", 0) == 0 ? path.substr(5) : path;
+}
+
+}  // namespace
+
+FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
   const int stream = standard_stream_of("--stats", path);  // checked before the run: no throw here
   standard_stream_ = stream > 0;
   if (standard_stream_) {
     file_ = stream == 1 ? stdout : stderr;
     return;
   }
-  const std::string file = path.rfind("file:", 0) == 0 ? path.substr(5) : path;
-  std::error_code ec;
-  if (!overwrite && std::filesystem::is_regular_file(file, ec))
-    throw std::runtime_error(fmt::format("--stats {}: already exists (use -y to overwrite)", path));
-  file_ = std::fopen(file.c_str(), "w");
+  file_ = std::fopen(without_file_scheme(path).c_str(), "w");
   if (!file_) throw std::runtime_error(fmt::format("{}: cannot write the frame statistics: {}", path, std::strerror(errno)));
   // Each line as its frame is done: a live run's file can be followed (tail -f), and a run
   // stopped at once keeps whole lines.
@@ -87,9 +92,8 @@ namespace {
 
 // A local file path of `url` (file: taken off), or "" for stdin/stdout, pipes and network URLs.
 std::string local_file(const std::string& url) {
-  if (url.empty() || url == "-" || url.rfind("pipe:", 0) == 0) return "";
-  if (url.rfind("file:", 0) == 0) return url.substr(5);
-  return url.find("://") != std::string::npos ? "" : url;
+  if (url.empty() || url == "-" || url.rfind("pipe:", 0) == 0 || url.find("://") != std::string::npos) return "";
+  return without_file_scheme(url);
 }
 
 // Whether two local paths name one file: the same file where both exist, else the same place.
@@ -107,7 +111,7 @@ bool same_file(const std::string& a, const std::string& b) {
 void check_stats_file(const std::string& path, const std::string& input, const std::string& output, bool overwrite) {
   namespace fs = std::filesystem;
   if (path.empty() || standard_stream_of("--stats", path) > 0) return;
-  const std::string file = local_file(path).empty() ? path : local_file(path);
+  const std::string file = without_file_scheme(path);
   const auto refuse = [&path](const std::string& why) {
     throw std::runtime_error(fmt::format("--stats {}: {}", path, why));
   };

@@ -617,7 +617,8 @@ std::vector<std::string> keys_meant(const std::string& name) {
 std::string unknown_option_text(const std::string& word, const CLI::App& app) {
   const std::size_t name_start = word.find_first_not_of('-');
   const std::string option = word.substr(0, word.find('='));
-  const std::string name = name_start == std::string::npos ? std::string() : word.substr(name_start, word.find('=', name_start) - name_start);
+  const std::string name =
+      name_start == std::string::npos ? std::string() : word.substr(name_start, word.find('=', name_start) - name_start);
   if (name.empty()) return fmt::format("{}: unknown option (hazefree --help lists the options)", word);
   std::vector<std::string> flags;
   for (const CLI::Option* known : app.get_options())

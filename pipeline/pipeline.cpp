@@ -209,7 +209,7 @@ class Pipeline {
     }
     // After the writer: an output it refuses leaves no statistics file (and an unfinished output
     // is removed by the writer when the statistics file is refused).
-    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path, options.output_options.overwrite);
+    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path);  // run_pipeline checked the path
     if (options.one_picture_implied && !video.still_image && !options.quiet)
       fmt::print(stderr, "hazefree: {}: a still image holds one picture: writing the first frame (--frames 1; a name "
                          "with a frame number such as frame%04d.png writes them all)\n", io::redact_urls(options.output));
