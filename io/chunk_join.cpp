@@ -28,8 +28,10 @@ std::int64_t time_of(const AVPacket& p) { return p.dts != AV_NOPTS_VALUE ? p.dts
 }  // namespace
 
 std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const InputOptions& source_input,
-                         const OutputOptions& output, std::int64_t expected_frames) {
+                         const OutputOptions& output, std::int64_t expected_frames,
+                         const std::function<void(std::size_t)>& before_chunk) {
   if (chunk_files.empty()) throw_io(output.url, "no chunks to join");
+  if (before_chunk) before_chunk(0);
   InputOptions source_options;
   source_options.url = source_input.url;
   source_options.trim = source_input.trim;
@@ -48,6 +50,7 @@ std::int64_t join_chunks(const std::vector<std::string>& chunk_files, const Inpu
       if (Packet packet = chunk->next()) return packet;
       if (next_chunk >= chunk_files.size()) return nullptr;
       later.reset();
+      if (before_chunk) before_chunk(next_chunk);
       later.emplace(chunk_files[next_chunk]);
       if (!same_parameters(*later->codec_parameters(), *first.codec_parameters()))
         throw_io(chunk_files[next_chunk], "encoded with other codec parameters than " + chunk_files.front() +

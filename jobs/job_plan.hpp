@@ -24,6 +24,10 @@ inline constexpr int kPlanVersion = 2;  // 2: chunks cut at any frame, with thei
 struct JobError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A stage stopped because the job around it ended first (recorded as interrupted, not failed).
+struct JobInterrupted : JobError {
+  using JobError::JobError;
+};
 
 // One chunk of one input: a task of the analyze and render arrays.
 struct ChunkPlan {

@@ -175,7 +175,7 @@ void as_task(const std::string& dir, const Plan& plan, Stage stage, int index, c
     const std::int64_t frames = body(run);
     run.done(frames);
   } catch (const std::exception& e) {
-    if (stop_requested()) run.interrupted(e.what());
+    if (stop_requested() || dynamic_cast<const JobInterrupted*>(&e)) run.interrupted(e.what());
     else run.failed(e.what());
     throw;
   }
@@ -362,16 +362,21 @@ void join_stats(const std::string& dir, const Plan& plan, int input, const std::
   if (!out) throw JobError(fmt::format("{}: the frame statistics could not be written", path));
 }
 
-void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options) {
+void join_input(const std::string& dir, const Plan& plan, int input, const StageOptions& options,
+                const std::function<void(int task)>& rendered) {
   const InputPlan& in = plan.inputs[static_cast<std::size_t>(input)];
   std::error_code error;
   if (task_done(dir, plan.id, Stage::join, input) && fs::exists(in.output, error)) {
     if (!options.quiet) fmt::print(stderr, "hazefree: {}: already joined for this plan\n", in.output);
     return;
   }
-  for (const int task : in.chunks)
+  auto check_chunk = [&](int task) {
     if (const std::string problem = chunk_problem(dir, plan, task); !problem.empty())
       throw JobError(fmt::format("{}: cannot join {}: {}", dir, in.output, problem));
+  };
+  // Every chunk before anything opens; or, beside the renders, each one once it is rendered.
+  if (!rendered)
+    for (const int task : in.chunks) check_chunk(task);
   as_task(dir, plan, Stage::join, input, options, [&](TaskRun& run) -> std::int64_t {
     check_input_unchanged(dir, in);
     const RunOptions settings = plan_settings(plan);
@@ -389,7 +394,14 @@ void join_input(const std::string& dir, const Plan& plan, int input, const Stage
     const ChunkPlan& last = plan.tasks[static_cast<std::size_t>(in.chunks.back())];
     if (!last.to_end) source.trim.end_pts = last.end_pts;
     run.line(fmt::format("join {}: {} chunks -> {}", input, in.chunks.size(), in.output));
-    const std::int64_t frames = io::join_chunks(chunk_files, source, output, in.frames);
+    std::function<void(std::size_t)> before_chunk;
+    if (rendered)
+      before_chunk = [&](std::size_t k) {
+        const int task = in.chunks[k];
+        rendered(task);
+        check_chunk(task);
+      };
+    const std::int64_t frames = io::join_chunks(chunk_files, source, output, in.frames, before_chunk);
     if (!settings.stats_path.empty()) join_stats(dir, plan, input, settings.stats_path);
     return frames;
   });
@@ -405,12 +417,13 @@ std::string state_word(const Plan& plan, const std::optional<TaskState>& s) {
 
 }  // namespace
 
-void join_outputs(const std::string& dir, int input, const StageOptions& options) {
+void join_outputs(const std::string& dir, int input, const StageOptions& options,
+                  const std::function<void(int task)>& rendered) {
   const Plan plan = load_plan(dir);
   if (input >= static_cast<int>(plan.inputs.size()))
     throw JobError(fmt::format("{}: input {} is out of range (the job has inputs 0 to {})", dir, input, plan.inputs.size() - 1));
-  if (input >= 0) return join_input(dir, plan, input, options);
-  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i) join_input(dir, plan, i, options);
+  if (input >= 0) return join_input(dir, plan, input, options, rendered);
+  for (int i = 0; i < static_cast<int>(plan.inputs.size()); ++i) join_input(dir, plan, i, options, rendered);
 }
 
 std::string job_status(const std::string& dir, bool as_json) {

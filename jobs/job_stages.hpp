@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,7 +29,11 @@ void render_task(const std::string& dir, int task, const StageOptions& options);
 
 // Joins the chunks of input `input` (-1: every input) into its output: video stream-copied in
 // order, the source's other streams copied once. Refuses missing, failed or stale chunks.
-void join_outputs(const std::string& dir, int input, const StageOptions& options);
+// `rendered(task)`, where given, is called before each chunk is read and returns once its render
+// is done (the local runner joins beside the renders still running); JobInterrupted from it
+// stops the join, recorded as interrupted.
+void join_outputs(const std::string& dir, int input, const StageOptions& options,
+                  const std::function<void(int task)>& rendered = {});
 
 // ---- the pieces of the stages, for the local runner's workers (jobs/local_runner.cpp) ----
 

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -316,12 +317,14 @@ class BoardGate final : public StartStateGate {
   std::atomic<bool> cancelled_{false};
 };
 
-// Blocking GPU waits, or with NVDEC its context on every GPU of `slots` before any worker starts
-// CUDA there (io/media_reader.hpp).
-void prepare_gpus(const RunOptions& options, const std::vector<Slot>& slots) {
+// Blocking GPU waits, or with NVDEC its context on every GPU of --gpus, before any worker starts
+// CUDA there (io/media_reader.hpp). Either starts CUDA (a few hundred ms).
+void prepare_gpus(const RunOptions& options, const JobOptions& job) {
+  if (options.processing.backend == Backend::cpu) return;
   if (options.input_options.hwdec == "cuda") {
-    for (const Slot& slot : slots)
-      if (slot.gpu >= 0) io::prepare_gpu_decoding(slot.gpu);
+    const int count = visible_gpu_count();
+    if (count == 0) return;
+    for (const int gpu : parse_gpus(job.gpus, count)) io::prepare_gpu_decoding(gpu);
   } else {
     prepare_gpu_for_run(options);
   }
@@ -349,12 +352,33 @@ class LocalJob {
       if (task_done(dir_, plan_.id, Stage::render, task)) {  // rendered by an earlier run of the job
         frames_before_ += c.frames;
         ++chunks_done_;
+        rendered_[static_cast<std::size_t>(task)] = true;
       }
     }
   }
 
+  // Returns once `task` is rendered (by this run or an earlier one); throws JobInterrupted when
+  // the job's workers have all ended without it (a failure or a stop request).
+  void wait_rendered(int task) {
+    std::unique_lock lock(mutex_);
+    rendered_changed_.wait(lock, [&] { return rendered_[static_cast<std::size_t>(task)] || workers_ended_; });
+    if (!rendered_[static_cast<std::size_t>(task)])
+      throw JobInterrupted(fmt::format("{}: join interrupted: the job ended before task {} was rendered", dir_, task));
+  }
+
   // Runs every task left; returns false when stopped by a stop request.
   bool run() {
+    // However it ends, a join waiting in wait_rendered() for a chunk that will not come is woken.
+    struct WorkersEnded {
+      LocalJob& job;
+      ~WorkersEnded() {
+        {
+          std::lock_guard lock(job.mutex_);
+          job.workers_ended_ = true;
+        }
+        job.rendered_changed_.notify_all();
+      }
+    } workers_ended{*this};
     int done_pipe[2];
     if (pipe2(done_pipe, O_CLOEXEC) != 0) throw JobError(fmt::format("{}: cannot start the workers ({})", dir_, std::strerror(errno)));
     // A thread per worker.
@@ -614,7 +638,9 @@ class LocalJob {
     {
       std::lock_guard lock(mutex_);
       count = ++finished_;
+      rendered_[static_cast<std::size_t>(task)] = true;
     }
+    rendered_changed_.notify_all();
     say(fmt::format("render {} done ({}) [{}/{}]", task, describe_task(plan_, task), count, total_));
   }
 
@@ -629,6 +655,9 @@ class LocalJob {
   std::mutex mutex_;
   std::size_t next_ = 0;
   std::size_t finished_ = 0;
+  std::vector<bool> rendered_ = std::vector<bool>(plan_.tasks.size(), false);  // by task: its chunk is rendered
+  bool workers_ended_ = false;
+  std::condition_variable rendered_changed_;
   std::string failure_;
   std::atomic<bool> stop_{false};
   std::mutex print_mutex_;
@@ -686,6 +715,9 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   const std::string dir = own_dir ? (output.parent_path() / ("." + output.filename().string() + ".hazefree-job")).string()
                                   : fs::absolute(job.dir).string();
   const auto started = std::chrono::steady_clock::now();
+  // CUDA starts while the input is probed and planned (on the 16-core H200 host the workers began
+  // 0.6 s into a 10 s job, 0.35 s of it CUDA's start after the plan; docs/SCALING.md).
+  std::future<void> gpus_prepared = std::async(std::launch::async, [&options, &job] { prepare_gpus(options, job); });
   // The frames' size (what a held chunk costs) and, for --chunks auto, their count and rate.
   io::VideoInfo video;
   {
@@ -721,7 +753,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   }
   if (!resumed) save_plan(dir, fresh);
   const Plan plan = load_plan(dir);
-  prepare_gpus(options, layout.slots);
+  gpus_prepared.get();
   const std::size_t workers = layout.slots.size();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n", plan.inputs[0].frames,
@@ -735,11 +767,25 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   // What fails still fails with hazefree's one line; -v shows FFmpeg's messages.
   if (!options.verbose) io::set_ffmpeg_log_level(io::LogLevel::silent);
   LocalJob local(options, dir, plan, layout, bytes_per_frame);
-  if (!local.run()) {
+  // The join copies each chunk as soon as it is rendered, beside the renders still running, so
+  // that only the last chunks are left to copy after them (it took 0.5 s at one busy core after
+  // the renders of a 10 s job; docs/SCALING.md).
+  std::future<void> joined = std::async(std::launch::async, [&dir, &options, &local] {
+    join_outputs(dir, -1, StageOptions{true, options.verbose}, [&local](int task) { local.wait_rendered(task); });
+  });
+  bool finished = false;
+  try {
+    finished = local.run();
+  } catch (...) {
+    joined.wait();  // woken by the workers' end: the job's own failure is the one to report
+    throw;
+  }
+  if (!finished) {
+    joined.wait();
     fmt::print(stderr, "hazefree: interrupted; the finished chunks are kept in {}: the same command resumes the job\n", dir);
     return 130;
   }
-  join_outputs(dir, -1, StageOptions{true, options.verbose});
+  joined.get();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} chunks on {} worker{}, {}\n", plan.inputs[0].frames,

@@ -13,8 +13,10 @@
 # NVDEC (three chunks each); BARE ("1 2 4 8 16") the bare transcodes at once; SHORT=1 keeps only
 # the single run, --chunks auto, --chunks 4 on one worker, the JOB_ROWS and the bare transcodes
 # (for long inputs); an empty JOB_ROWS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0
-# the independent single runs. AUTO_VARIANTS ("") adds `--chunks auto` rows with more arguments,
-# one row per ';'-separated list (e.g. "--encoder-opt threads=6;--set input.decoder_threads=2").
+# the independent single runs, ONE_WORKER=0 the one-worker row. AUTO_VARIANTS ("") adds `--chunks auto` rows with more arguments,
+# one row per ';'-separated list (e.g. "--encoder-opt threads=6;--set input.threads=2"). ROUNDS (1)
+# runs the hazefree rows that many times, one round after another (rows of one host differ by up to
+# a quarter from one run to the next: the rounds show it, and interleave the rows compared).
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -75,6 +77,7 @@ record() {  # name seconds frames exit busy-cores
 }
 hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   local name=$1
+  [[ ${ROUNDS:-1} == 1 ]] || name="$name, round $round"
   shift
   local out="${*: -1}"
   rm -f "$out"
@@ -93,6 +96,7 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc" "$busy"
 }
 
+for round in $(seq 1 "${ROUNDS:-1}"); do
 hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, 1 GPU, GPU waits spinning (HAZEFREE_GPU_WAIT=spin)" env=HAZEFREE_GPU_WAIT=spin "$input" /tmp/scaling-single-spin.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, NVDEC" --hwdec cuda "$input" /tmp/scaling-single-nvdec.mp4
@@ -103,7 +107,7 @@ for variant in "${auto_variants[@]}"; do
   # shellcheck disable=SC2086
   hazefree_run "--chunks auto $variant" --chunks auto $variant "$input" /tmp/scaling-auto-variant.mp4
 done
-hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
+[[ ${ONE_WORKER:-1} == 0 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), two-pass (--job-memory 1)" --chunks 4 --gpus 0 --job-memory 1 "$input" /tmp/scaling-c4g0-2pass.mp4
 for row in ${JOB_ROWS-4x12 8x16 8x32}; do
@@ -121,6 +125,7 @@ fi
 if [[ $gpus -ge 4 ]]; then
   hazefree_run "--chunks 6 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 6 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
 fi
+done
 
 # Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
 # this host without any chunking cost (the total fps of the $gpus runs).

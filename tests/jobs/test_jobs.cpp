@@ -476,6 +476,8 @@ TEST_CASE("job chunks: Ctrl-C stops a render and a run in chunks with status 130
       "-q -y " + options + " --chunks 4 --workers 1 --job-dir " + q(dir + "/kept") + " " + q(clip) + " " + q(dir + "/out2.mkv");
   status = kill_once_writing(start_hazefree(command), dir + "/kept/chunks", 40000, SIGINT);
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 130));
+  // The join, which runs beside the renders, stops with them and leaves no output.
+  CHECK_FALSE(fs::exists(dir + "/out2.mkv"));
   r = run_hazefree("job status --json " + q(dir + "/kept"));
   CHECK(r.out.find("\"interrupted\"") != std::string::npos);
   CHECK(r.out.find(": \"failed\"") == std::string::npos);
