@@ -93,12 +93,14 @@ int run_main(int argc, char** argv) {
   // Our own line says what failed; FFmpeg's libraries' lines only with -v (-loglevel verbose).
   hazefree::io::set_ffmpeg_log_level(options.verbose ? hazefree::io::LogLevel::verbose
                                                      : hazefree::io::LogLevel::silent);
+  // -q (and -loglevel error and below): errors only, as ffmpeg's own -loglevel error.
+  hazefree::io::show_warnings(!options.quiet);
   try {
     if (job.active()) return hazefree::jobs::run_local_job(options, job);  // readies the GPUs where its workers run
-    if (options.processing.dcp.auto_strength && options.processing.mode != hazefree::Mode::dcp && !options.quiet)
-      fmt::print(stderr, "hazefree: warning: dcp.auto_strength (--auto-strength) follows the haze index with DCP's "
-                         "strength; --mode {} has none, and runs as without it\n",
-                 hazefree::to_string(options.processing.mode));
+    if (options.processing.dcp.auto_strength && options.processing.mode != hazefree::Mode::dcp)
+      hazefree::io::warning(fmt::format("dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; "
+                                        "--mode {} has none, and runs as without it",
+                                        hazefree::to_string(options.processing.mode)));
     hazefree::prepare_gpu_for_run(options);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {
@@ -124,10 +126,9 @@ int run_main(int argc, char** argv) {
     // A file that ends before the frames its header announces (cut short in a copy or a
     // download): the frames there are are written, as ffmpeg does, and the user is told.
     const bool whole_file = !options.input_options.trim.active() && !options.live;
-    if (whole_file && !options.quiet && s.frames_announced > 0 && s.frames_in + s.decode_errors + 1 < s.frames_announced)
-      fmt::print(stderr, "hazefree: warning: {}: the input ended after {} of the {} frames its header announces (a "
-                         "truncated file?)\n", hazefree::io::redact_urls(options.input), s.frames_in,
-                 s.frames_announced);
+    if (whole_file && s.frames_announced > 0 && s.frames_in + s.decode_errors + 1 < s.frames_announced)
+      hazefree::io::warning(fmt::format("{}: the input ended after {} of the {} frames its header announces (a truncated "
+                                        "file?)", options.input, s.frames_in, s.frames_announced));
     if (!s.input_lost.empty()) {  // a live source lost for good: the output is kept, the run failed
       fmt::print(stderr, "hazefree: {}\n", s.input_lost);
       return 1;

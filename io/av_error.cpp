@@ -31,7 +31,7 @@ void throw_io(const std::string& name, const std::string& what, int error) {
 }
 
 void warn(const std::string& name, const std::string& text) {
-  std::fprintf(stderr, "hazefree: warning: %s: %s\n", display_name(name).c_str(), text.c_str());
+  warning(display_name(name) + ": " + text);
 }
 
 }  // namespace hazefree::io::detail

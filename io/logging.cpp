@@ -1,6 +1,7 @@
 #include "io/logging.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
@@ -92,6 +93,17 @@ void redacting_callback(void* context, int level, const char* format, va_list ar
 void install_ffmpeg_log_callback() {
   static std::once_flag once;
   std::call_once(once, [] { av_log_set_callback(redacting_callback); });
+}
+
+namespace {
+std::atomic<bool> g_warnings_shown{true};
+}  // namespace
+
+void show_warnings(bool shown) { g_warnings_shown.store(shown); }
+
+void warning(const std::string& text) {
+  if (!g_warnings_shown.load()) return;
+  std::fprintf(stderr, "hazefree: warning: %s\n", redact_urls(text).c_str());
 }
 
 std::string last_ffmpeg_error() { return t_last_error; }

@@ -26,4 +26,10 @@ void install_ffmpeg_log_callback();
 std::string last_ffmpeg_error();
 void forget_ffmpeg_error();
 
+// hazefree's own warnings: "hazefree: warning: TEXT" on stderr, URL secrets hidden, unless hidden
+// for the whole process (the command line's -q, and ffmpeg's -loglevel error and below, show
+// errors only; a library shows them).
+void warning(const std::string& text);
+void show_warnings(bool shown);
+
 }  // namespace hazefree::io

@@ -42,6 +42,7 @@ int plan_command(int argc, char** argv) {
   if (options.live) throw UsageError("job plan: --live sources cannot be cut into chunks");
   // Our own line says what failed; FFmpeg's libraries' lines only with -v, as in a single run.
   io::set_ffmpeg_log_level(options.verbose ? io::LogLevel::verbose : io::LogLevel::silent);
+  io::show_warnings(!options.quiet);
   const ChunkRequest request = chunk_request(job_flags.options());
   std::vector<std::pair<std::string, std::string>> pairs;
   for (std::size_t i = 1; i + 1 < files.size(); i += 2) pairs.emplace_back(files[i], files[i + 1]);
@@ -78,6 +79,7 @@ int stage_command(const std::string& stage, int argc, char** argv) {
   if (!parse_stage_line(app, argc, argv)) return 0;
   StageOptions options{quiet, verbose};
   io::set_ffmpeg_log_level(verbose ? io::LogLevel::verbose : io::LogLevel::silent);
+  io::show_warnings(!quiet);
   if (stage == "status") {
     fmt::print("{}", job_status(dir, as_json));
     return 0;

@@ -173,8 +173,8 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
   // --stats: where the join writes the job's frame statistics, whichever folder a task runs in.
   if (!saved.stats_path.empty()) {
     if (saved.stats_path.rfind("pipe:", 0) == 0 || saved.stats_path == "-")
-      throw JobError(fmt::format("--stats {}: a job joins its chunks' statistics into a file; give a file name",
-                                 saved.stats_path));
+      throw UsageError("stats", fmt::format("--stats {}: a job joins its chunks' statistics into a file; give a file name",
+                                            saved.stats_path));
     if (saved.stats_path.rfind("file:", 0) == 0) saved.stats_path.erase(0, 5);
     saved.stats_path = fs::absolute(saved.stats_path).lexically_normal().string();
     // The join writes FILE, or FILE.0, FILE.1, ... with several inputs: in an existing folder, not

@@ -878,7 +878,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
   app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
   app.add_flag("--print-config", print_config, "print the effective configuration and exit");
-  app.add_flag("-q,--quiet", quiet, "no progress line and no summary");
+  app.add_flag("-q,--quiet", quiet, "errors only: no progress line, summary or warnings");
   app.add_flag("-v,--verbose", verbose, "more detail on stderr, FFmpeg's own messages too");
   app.add_option("--loglevel", log_level,
                  "ffmpeg's -loglevel/-v LEVEL: quiet, panic, fatal or error are -q; warning or info the "

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/logging.hpp"
 #include "io/media_reader.hpp"
 #include "io/media_writer.hpp"
 #include "io/url.hpp"
@@ -236,8 +237,7 @@ class Pipeline {
       processor_->process(first, scratch.view());
       processor_->reset();
     } catch (const std::exception& e) {
-      fmt::print(stderr, "hazefree: warning: {} failed on the first picture ({}); using the CPU backend\n",
-                 processor_->description(), e.what());
+      io::warning(fmt::format("{} failed on the first picture ({}); using the CPU backend", processor_->description(), e.what()));
       ProcessingConfig cpu = options_.processing;
       cpu.backend = Backend::cpu;
       processor_ = make_cpu_processor(cpu);
@@ -440,7 +440,7 @@ class Pipeline {
     const std::int64_t last_picture_us = reader_.frame().capture_us;
     // The cause as text, secrets redacted once: it is said now and in the run's last line.
     std::string last_cause = io::redact_urls(cause);
-    fmt::print(stderr, "hazefree: warning: {}; reconnecting\n", last_cause);
+    io::warning(last_cause + "; reconnecting");
     const int limit = reconnect_limit();
     double back_off = kFirstBackOff;
     for (int attempt = 1;; ++attempt) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/logging.hpp"
 #include "io/media_reader.hpp"
 
 namespace hazefree {
@@ -21,7 +22,7 @@ std::unique_ptr<FrameProcessor> create_processor(const ProcessingConfig& config,
     try {
       return make_cuda_processor(config);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "hazefree: warning: CUDA backend failed to start ({}); using the CPU backend\n", e.what());
+      io::warning(fmt::format("CUDA backend failed to start ({}); using the CPU backend", e.what()));
       return make_cpu_processor(config);
     }
   }

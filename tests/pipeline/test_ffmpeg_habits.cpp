@@ -314,4 +314,24 @@ TEST_CASE("ffmpeg habits: an output that cannot be written is refused before the
   }
 }
 
+TEST_CASE("ffmpeg habits: -q and -loglevel error show errors only: hazefree's own warnings too") {
+  const std::string dir = temp_dir("habits-quiet");
+  // A still image from a clip with audio: two warnings (the picture converted for the PNG
+  // encoder, the audio the format cannot hold).
+  const std::string still = dir + "/still.png";
+  CommandResult r = run_hazefree("-y -b cpu --mode he --frames 1 " + q(tiny_clip()) + " " + q(still));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(lines_starting(r.err, "hazefree: warning: ").size() == 2);
+  for (const char* quiet : {"-q", "-loglevel error", "-v quiet"}) {
+    CAPTURE(quiet);
+    r = run_hazefree(std::string("-y -b cpu --mode he --frames 1 ") + quiet + " " + q(tiny_clip()) + " " + q(still));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(r.err.empty());
+  }
+  // An error still says what failed.
+  r = run_hazefree("-q -y -b cpu " + q(dir + "/missing.mp4") + " " + q(dir + "/out.mp4"));
+  CHECK(r.status == 1);
+  CHECK(lines_of(r.err).size() == 1);
+}
+
 }  // namespace hazefree::test
