@@ -165,7 +165,7 @@ ChunkRequest chunk_request(const JobOptions& job) {
 }
 
 Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs, const RunOptions& settings,
-               const ChunkRequest& request) {
+               const ChunkRequest& request, PacketIndexes* indexes) {
   if (inputs_outputs.empty()) throw JobError("job plan: no INPUT OUTPUT pair given");
   Plan plan;
   plan.made_by = std::string("hazefree ") + HAZEFREE_VERSION;
@@ -215,12 +215,18 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
     in.bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
     in.modified = modification_time(in.input);
 
-    io::VideoIndex index;
-    try {
-      index = io::index_video_packets(in.input);
-    } catch (const io::IoError& e) {
-      throw JobError(e.what());
+    io::VideoIndex read_here;
+    const auto known = indexes ? indexes->find(in.input) : PacketIndexes::iterator{};
+    if (!indexes || known == indexes->end()) {
+      try {
+        read_here = io::index_video_packets(in.input);
+      } catch (const io::IoError& e) {
+        throw JobError(e.what());
+      }
     }
+    const io::VideoIndex& index = !indexes ? read_here
+                                  : known != indexes->end() ? known->second
+                                                            : indexes->emplace(in.input, std::move(read_here)).first->second;
     const std::size_t n = index.packets.size();
     std::vector<std::int64_t> sorted_pts(n);
     for (std::size_t i = 0; i < n; ++i) sorted_pts[i] = index.packets[i].pts;

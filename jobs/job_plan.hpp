@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "io/packet_reader.hpp"
 #include "jobs/job_options.hpp"
 #include "pipeline/options.hpp"
 
@@ -80,9 +82,14 @@ struct ChunkRequest {
 // input when none is given); throws UsageError for a malformed --chunk-starts.
 ChunkRequest chunk_request(const JobOptions& job);
 
-// Indexes the inputs' packets and cuts them; throws JobError naming the input.
+// The inputs' packet indexes by absolute path, kept by a caller that plans the same inputs more
+// than once (--chunks auto weighs several chunk counts): each file is read once.
+using PacketIndexes = std::map<std::string, io::VideoIndex>;
+
+// Indexes the inputs' packets (or takes them from `indexes`, adding those it reads) and cuts
+// them; throws JobError naming the input.
 Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_outputs,
-               const RunOptions& settings, const ChunkRequest& request);
+               const RunOptions& settings, const ChunkRequest& request, PacketIndexes* indexes = nullptr);
 
 // A file's modification time as InputPlan::modified records it: whole seconds of the file
 // system's clock (std::filesystem's, whose epoch is not the Unix one); 0 when unreadable.

@@ -305,7 +305,13 @@ class StateBoard {
 class BoardGate final : public StartStateGate {
  public:
   BoardGate(StateBoard& board, int task) : board_(board), task_(task) {}
-  TemporalState wait() override { return board_.wait(task_, cancelled_); }
+  TemporalState wait() override {
+    TemporalState state = board_.wait(task_, cancelled_);
+    known_at = std::chrono::steady_clock::now();
+    return state;
+  }
+  // When the start state came (read once the chunk's pipeline has ended).
+  std::optional<std::chrono::steady_clock::time_point> known_at;
   void cancel() override {
     cancelled_.store(true);
     board_.notify_all();
@@ -333,8 +339,10 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
  public:
-  LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame)
-      : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), board_(dir_, plan_) {
+  LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame,
+           std::chrono::steady_clock::time_point started)
+      : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), started_(started),
+        board_(dir_, plan_) {
     // In time order within each input (chunk 0 of every input first, longest first among equal
     // numbers): a chunk's earlier chunks are always taken before it, so a worker waiting for a
     // start state waits for work that is running.
@@ -542,6 +550,8 @@ class LocalJob {
     const auto chunk_bytes = static_cast<std::uint64_t>(c.frames) * static_cast<std::uint64_t>(frame_bytes_);
     const bool fused = own_analysis && !on_nvdec && chunk_bytes <= share;
     std::optional<TaskRun> analysis;
+    const auto began = std::chrono::steady_clock::now();
+    std::optional<std::chrono::steady_clock::time_point> published_at, first_written_at;
     if (own_analysis && !fused) {
       const std::string why =
           on_nvdec ? "its render decodes on NVDEC, its analysis on the CPU"
@@ -560,7 +570,8 @@ class LocalJob {
       // state known when it begins, and holding them would only fault in memory for nothing.
       const bool alone = layout_.slots.size() == 1;
       if (!alone || !board_.known(task)) chunk_run.hooks.hold_frames = c.frames;
-      chunk_run.hooks.publish_estimates = [this, task, &analysis](std::vector<FrameEstimate>&& estimates) {
+      chunk_run.hooks.publish_estimates = [this, task, &analysis, &published_at](std::vector<FrameEstimate>&& estimates) {
+        published_at = std::chrono::steady_clock::now();
         save_analysis(dir_, plan_, task, estimates);
         analysis->done(static_cast<std::int64_t>(estimates.size()));
         board_.publish(task, std::move(estimates));
@@ -570,7 +581,8 @@ class LocalJob {
     worker.render->reset();
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    chunk_run.hooks.on_frame_written = [this, &render, &counted](const FrameWritten& written) {
+    chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at](const FrameWritten& written) {
+      if (counted == 0) first_written_at = std::chrono::steady_clock::now();
       frames_this_run_ += written.frames - counted;
       counted = written.frames;
       render.progress(written.frames);
@@ -600,6 +612,17 @@ class LocalJob {
       check_chunk_rendered(dir_, plan_, task, summary);
       render.line(fmt::format("render {}: {:.1f} fps on {}", task,
                               summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0, summary.processor));
+      if (options_.verbose) {
+        // Where the chunk's time went, in seconds from the job's start, and each stage's busy time.
+        const auto at = [this](const std::optional<std::chrono::steady_clock::time_point>& t) {
+          return t ? fmt::format("{:.2f}", std::chrono::duration<double>(*t - started_).count()) : std::string("-");
+        };
+        say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
+                        "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms",
+                        task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
+                        at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
+                        summary.encode_ms));
+      }
       render.done(summary.frames_out);
       running.ok = true;
     } catch (const std::exception& e) {
@@ -649,6 +672,7 @@ class LocalJob {
   const Plan& plan_;
   const Layout& layout_;
   const std::int64_t frame_bytes_;
+  const std::chrono::steady_clock::time_point started_;  // the job's start (before its plan)
   StateBoard board_;
   std::vector<int> order_;
   std::size_t total_ = 0;
@@ -685,9 +709,10 @@ Plan choose_auto_plan(const RunOptions& options, const Layout& layout, ChunkRequ
   const int workers = static_cast<int>(layout.slots.size());
   std::optional<Plan> best;
   double best_cost = 0.0;
+  PacketIndexes indexes;  // the input is read once for all the plans weighed
   for (int chunks = layout.chunks; chunks >= layout.fewest_chunks; chunks -= workers) {
     request.chunks = chunks;
-    Plan plan = make_plan({{options.input, options.output}}, options, request);
+    Plan plan = make_plan({{options.input, options.output}}, options, request, &indexes);
     std::int64_t preroll = 0, last = 0;
     for (const ChunkPlan& c : plan.tasks) {
       preroll += c.preroll;
@@ -766,7 +791,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   // lie in the chunk before (dropped, as in the single run, but the decoder logs them as errors).
   // What fails still fails with hazefree's one line; -v shows FFmpeg's messages.
   if (!options.verbose) io::set_ffmpeg_log_level(io::LogLevel::silent);
-  LocalJob local(options, dir, plan, layout, bytes_per_frame);
+  LocalJob local(options, dir, plan, layout, bytes_per_frame, started);
   // The join copies each chunk as soon as it is rendered, beside the renders still running, so
   // that only the last chunks are left to copy after them (joined after the renders, 0.54 s of an
   // 11 s job passed at one busy core between the last render and the job's end; docs/SCALING.md).

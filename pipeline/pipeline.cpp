@@ -283,6 +283,7 @@ class Pipeline {
       summary.process_ms = process_busy_us_ / 1000.0 / summary.frames_out;
       summary.encode_ms = encode_busy_us_ / 1000.0 / summary.frames_out;
     }
+    if (frames_in_ > 0) summary.estimate_ms = estimate_busy_us_ / 1000.0 / static_cast<double>(frames_in_);
     progress_->finish();
     return summary;
   }
@@ -403,7 +404,11 @@ class Pipeline {
   void estimate_loop() {
     std::vector<FrameEstimate> estimates;
     while (std::optional<WorkItem> item = estimate_queue_.pop()) {
-      if (item->frame) estimates.push_back(options_.hooks.estimator->estimate(item->pixels()));
+      if (item->frame) {
+        const std::int64_t t0 = steady_us();
+        estimates.push_back(options_.hooks.estimator->estimate(item->pixels()));
+        estimate_busy_us_ += steady_us() - t0;
+      }
       if (!in_queue_.push(*item)) {
         in_pool_->release(item->frame);
         return;
@@ -757,6 +762,7 @@ class Pipeline {
     return static_cast<double>(latency_max_us_) / 1000.0;
   }
   std::int64_t decode_busy_us_ = 0;
+  std::int64_t estimate_busy_us_ = 0;  // written by the estimator thread, read after it is joined
   std::int64_t process_busy_us_ = 0;
   std::int64_t encode_busy_us_ = 0;
 };

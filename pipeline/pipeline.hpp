@@ -52,6 +52,7 @@ struct RunSummary {
   double decode_ms = 0.0;   // demux + decode + the copy into the frame pool
   double process_ms = 0.0;  // the backend (for lanes: enqueue + wait)
   double encode_ms = 0.0;   // encode + mux
+  double estimate_ms = 0.0; // a job's fused analysis (RunHooks::estimator), per frame estimated
   // Live sources that stalled, failed or ended and were reopened (SPEC 9).
   int reconnects = 0;
   double seconds_lost = 0.0;  // wall time from the last picture before each loss to the first after

@@ -42,7 +42,42 @@ struct CudaProcessor::Lane {
   bool on_caller_stream = false;       // the last frame ran on a caller's stream (process_device)
   PinnedBuffer<AtmosphereState> stats{1};  // DCP: the frame's state (A, h, s), read after wait()
   bool has_stats = false;
+  // A pageable host frame is copied here first, then uploaded from page-locked memory: see
+  // stage_pageable().
+  PinnedBuffer<std::uint8_t> staging;
 };
+
+namespace {
+
+// A pageable host frame's upload, made from page-locked memory: the frame is copied into the
+// lane's staging buffer on the calling thread (one memcpy per plane), whose upload is then a DMA
+// that needs no CPU. CUDA's own upload of pageable memory also goes through page-locked buffers
+// of its own, but the calling thread waits on each piece of the copy, and threads uploading at
+// once wait on each other: a job's eight workers, each estimating its held (pageable) chunk on
+// one GPU, took 5-7 ms per 1080p frame that way (docs/SCALING.md). Returns the staged view;
+// `staging` stays in use until the lane's upload has completed (the lane's next enqueue comes
+// after its wait).
+ImageView stage_pageable(const ImageView& in, PinnedBuffer<std::uint8_t>& staging) {
+  std::array<std::size_t, 3> offset{};
+  std::size_t total = 0;
+  for (int i = 0; i < in.plane_count; ++i) {
+    offset[static_cast<std::size_t>(i)] = total;
+    const std::size_t bytes = static_cast<std::size_t>(in.planes[i].stride) * static_cast<std::size_t>(in.planes[i].height - 1) +
+                              plane_row_bytes(in, i);
+    total += (bytes + 255) / 256 * 256;
+  }
+  staging.reserve(total);
+  ImageView staged = in;
+  for (int i = 0; i < in.plane_count; ++i) {
+    const std::size_t bytes = static_cast<std::size_t>(in.planes[i].stride) * static_cast<std::size_t>(in.planes[i].height - 1) +
+                              plane_row_bytes(in, i);
+    staged.planes[i].data = staging.get() + offset[static_cast<std::size_t>(i)];
+    std::memcpy(staged.planes[i].data, in.planes[i].data, bytes);
+  }
+  return staged;
+}
+
+}  // namespace
 
 CudaProcessor::CudaProcessor(const ProcessingConfig& config, int lanes) : config_(config) {
   validate(config_);
@@ -186,7 +221,10 @@ void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageV
     HAZEFREE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
   // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
-  copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
+  if (where.type == cudaMemoryTypeUnregistered && h_in.width > 0 && h_in.height > 0)
+    copy_frame_async(stage_pageable(h_in, lane.staging), d_in, cudaMemcpyHostToDevice, s);
+  else
+    copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
   run_chain(lane, d_in, lane.out.view(), s, timed);
   if (lane.dehazer) {
     // SPEC 13: the frame's A, h and strength come back with the frame (a few bytes, no wait).

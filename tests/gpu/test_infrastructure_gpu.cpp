@@ -1,8 +1,10 @@
 // The CUDA backend's plumbing: error reporting, availability, stage times, the device graph.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda/cuda_bench.hpp"
@@ -90,6 +92,75 @@ TEST_CASE("the graph replay of the device chain equals plain launches") {
     }
     INFO(to_string(mode));
     CHECK(gpu_test::compare(out_a.view(), out_b.view()).differing == 0);
+  }
+}
+
+// A copy of `frame` in memory of the caller's (`storage`), each row `extra` bytes longer.
+ImageView copy_with_stride(const ImageView& frame, std::uint8_t* storage, int extra) {
+  ImageView copy = frame;
+  std::size_t at = 0;
+  for (int i = 0; i < frame.plane_count; ++i) {
+    const std::size_t row = static_cast<std::size_t>(frame.planes[i].width) * bytes_per_sample(frame.format, i, frame.depth);
+    copy.planes[i].data = storage + at;
+    copy.planes[i].stride = static_cast<int>(row) + extra;
+    for (int y = 0; y < frame.planes[i].height; ++y)
+      std::memcpy(copy.planes[i].data + static_cast<std::size_t>(y) * copy.planes[i].stride,
+                  frame.planes[i].data + static_cast<std::size_t>(y) * frame.planes[i].stride, row);
+    at += static_cast<std::size_t>(copy.planes[i].stride) * frame.planes[i].height;
+  }
+  return copy;
+}
+
+std::size_t bytes_with_stride(const ImageView& frame, int extra) {
+  std::size_t bytes = 0;
+  for (int i = 0; i < frame.plane_count; ++i)
+    bytes += (static_cast<std::size_t>(frame.planes[i].width) * bytes_per_sample(frame.format, i, frame.depth) + extra) *
+             frame.planes[i].height;
+  return bytes;
+}
+
+TEST_CASE("pageable host frames (uploaded through the lane's staging) give the frames of page-locked ones") {
+  // Two frames in flight on two lanes, each from pageable memory with odd row lengths, against
+  // the same frames from page-locked memory; and DCP's estimate from both.
+  for (const PixelFormat format : {PixelFormat::yuv420p, PixelFormat::nv12, PixelFormat::rgb24}) {
+    for (const gpu_test::Size size : {gpu_test::Size{333, 197}, gpu_test::Size{1920, 1080}}) {
+      ProcessingConfig c;
+      c.mode = Mode::dcp;
+      cuda::CudaProcessor pageable(c, 2), pinned(c, 2);
+      std::vector<Image> frames;
+      for (int k = 0; k < 2; ++k) {
+        frames.push_back(gpu_test::make_image(format, size.w, size.h));
+        gpu_test::fill_smooth(frames.back().view(), 40 + k);
+      }
+      const int extra = 37;
+      std::vector<std::vector<std::uint8_t>> plain;
+      std::vector<cuda::PinnedBuffer<std::uint8_t>> locked;
+      std::vector<ImageView> from_plain, from_locked;
+      for (const Image& f : frames) {
+        plain.emplace_back(bytes_with_stride(f.view(), extra));
+        locked.emplace_back(bytes_with_stride(f.view(), extra));
+        from_plain.push_back(copy_with_stride(f.view(), plain.back().data(), extra));
+        from_locked.push_back(copy_with_stride(f.view(), locked.back().get(), extra));
+      }
+      INFO(format_name(format, 8), " ", size.w, "x", size.h);
+      CHECK(pageable.estimate(from_plain[0]).light == pinned.estimate(from_locked[0]).light);
+      std::vector<Image> out_plain, out_locked;
+      for (int k = 0; k < 2; ++k) {
+        out_plain.push_back(gpu_test::make_image(format, size.w, size.h));
+        out_locked.push_back(gpu_test::make_image(format, size.w, size.h));
+      }
+      for (int k = 0; k < 2; ++k) {
+        pageable.enqueue(k, from_plain[static_cast<std::size_t>(k)], out_plain[static_cast<std::size_t>(k)].view());
+        pinned.enqueue(k, from_locked[static_cast<std::size_t>(k)], out_locked[static_cast<std::size_t>(k)].view());
+      }
+      // The pageable sources are overwritten once enqueued: the uploads read the staged copies.
+      for (auto& bytes : plain) std::memset(bytes.data(), 0, bytes.size());
+      for (int k = 0; k < 2; ++k) {
+        pageable.wait(k);
+        pinned.wait(k);
+        CHECK(gpu_test::compare(out_plain[static_cast<std::size_t>(k)].view(), out_locked[static_cast<std::size_t>(k)].view()).differing == 0);
+      }
+    }
   }
 }
 

@@ -19,6 +19,7 @@ extern "C" {
 #include <cstdlib>
 #include <map>
 #include <filesystem>
+#include <regex>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -389,6 +390,36 @@ TEST_CASE("job chunks: each frame decoded once (fused), or twice when the memory
     r = run_hazefree("job status " + q(base + "/twice"));
     CHECK(r.out.find("2x: cpu (analysis) cpu (render)") != std::string::npos);
   }
+}
+
+TEST_CASE("job chunks: -v gives each render's timeline (began, estimates, start state, first frame, end) and busy times") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-timeline-" + std::to_string(getpid()));
+  const CommandResult r = run_hazefree("-v -y --backend cpu --encoder ffv1 --chunks 3 --job-dir " + q(dir + "/job") + " " +
+                                       q(clip.path) + " " + q(dir + "/out.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::regex line(R"(render (\d+): began ([0-9.]+), estimates published ([0-9.]+|-), start state ([0-9.]+|-), )"
+                        R"(first frame written ([0-9.]+), ended ([0-9.]+) s; busy per frame: decode [0-9.]+, estimate [0-9.]+, )"
+                        R"(process [0-9.]+, encode [0-9.]+ ms)");
+  const nlohmann::json plan = read_plan(dir + "/job");
+  int lines = 0;
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), line); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    CAPTURE(m.str());
+    ++lines;
+    const bool last = plan.at("tasks").at(std::stoi(m[1])).at("to_end").get<bool>();
+    const double began = std::stod(m[2]), first = std::stod(m[5]), ended = std::stod(m[6]);
+    CHECK(began <= first);
+    CHECK(first <= ended);
+    // DCP carries its state: every chunk waits at its gate, and each but the last publishes the
+    // estimates its own decoding took (the fused analysis), before it ends.
+    CHECK(m[4] != "-");
+    CHECK((m[3] == "-") == last);
+    if (!last) {
+      CHECK(std::stod(m[3]) <= ended);
+    }
+  }
+  CHECK(lines == 3);
 }
 
 TEST_CASE("job chunks: --chunks auto on the CPU backend chooses the layout, says it in one line, same frames") {
