@@ -2,6 +2,7 @@
 
 #include "common/option_rows.hpp"
 #include "common/toml_value.hpp"
+#include "io/logging.hpp"
 #include "pipeline/frame_stats.hpp"
 
 #include <CLI/CLI.hpp>
@@ -791,6 +792,11 @@ void finalize_options(RunOptions& options) {
     // the first picture written, which is later where the queue dropped the first ones (a burst
     // at the start: the packets read while the streams were probed).
     options.output_options.start_at_zero = true;
+  }
+  // ffmpeg's rule: -t wins over -to, said in one warning line.
+  if (options.trim_duration != RunOptions::kNone && options.trim_to != RunOptions::kNone) {
+    if (!options.quiet) io::warning("-t (input.duration) and -to (input.to) cannot be used together; using -t, as ffmpeg does");
+    options.trim_to = RunOptions::kNone;
   }
   options.input_options.trim = trim_of(options);
   if (options.trim_start > 0 && options.live)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -43,8 +44,9 @@ struct CudaProcessor::Lane {
   PinnedBuffer<AtmosphereState> stats{1};  // DCP: the frame's state (A, h, s), read after wait()
   bool has_stats = false;
   // A pageable host frame is copied here first, then uploaded from page-locked memory: see
-  // stage_pageable().
+  // stage_pageable(). Refused (no page-locked memory to be had): CUDA's own pageable upload.
   PinnedBuffer<std::uint8_t> staging;
+  bool staging_refused = false;
 };
 
 namespace {
@@ -54,10 +56,10 @@ namespace {
 // that needs no CPU. CUDA's own upload of pageable memory also goes through page-locked buffers
 // of its own, but the calling thread waits on each piece of the copy, and threads uploading at
 // once wait on each other: a job's eight workers, each estimating its held (pageable) chunk on
-// one GPU, took 5-7 ms per 1080p frame that way (docs/SCALING.md). Returns the staged view;
-// `staging` stays in use until the lane's upload has completed (the lane's next enqueue comes
-// after its wait).
-ImageView stage_pageable(const ImageView& in, PinnedBuffer<std::uint8_t>& staging) {
+// one GPU, took 5-7 ms per 1080p frame that way (docs/SCALING.md). Returns the staged view, or
+// nothing when the staging buffer cannot be allocated; `staging` stays in use until the lane's
+// upload has completed (the lane's next enqueue comes after its wait).
+std::optional<ImageView> stage_pageable(const ImageView& in, PinnedBuffer<std::uint8_t>& staging) {
   std::array<std::size_t, 3> offset{};
   std::size_t total = 0;
   for (int i = 0; i < in.plane_count; ++i) {
@@ -66,7 +68,12 @@ ImageView stage_pageable(const ImageView& in, PinnedBuffer<std::uint8_t>& stagin
                               plane_row_bytes(in, i);
     total += (bytes + 255) / 256 * 256;
   }
-  staging.reserve(total);
+  try {
+    staging.reserve(total);
+  } catch (const std::runtime_error&) {
+    (void)cudaGetLastError();  // a refused allocation leaves no lasting error
+    return std::nullopt;
+  }
   ImageView staged = in;
   for (int i = 0; i < in.plane_count; ++i) {
     const std::size_t bytes = static_cast<std::size_t>(in.planes[i].stride) * static_cast<std::size_t>(in.planes[i].height - 1) +
@@ -221,10 +228,12 @@ void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageV
     HAZEFREE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   }
   // cudaMemcpyDefault: host frames are uploaded, GPU-decoded frames copied on the device.
-  if (where.type == cudaMemoryTypeUnregistered && h_in.width > 0 && h_in.height > 0)
-    copy_frame_async(stage_pageable(h_in, lane.staging), d_in, cudaMemcpyHostToDevice, s);
-  else
-    copy_frame_async(h_in, d_in, cudaMemcpyDefault, s);
+  std::optional<ImageView> staged;
+  if (where.type == cudaMemoryTypeUnregistered && !lane.staging_refused && h_in.width > 0 && h_in.height > 0) {
+    staged = stage_pageable(h_in, lane.staging);
+    lane.staging_refused = !staged;
+  }
+  copy_frame_async(staged ? *staged : h_in, d_in, staged ? cudaMemcpyHostToDevice : cudaMemcpyDefault, s);
   run_chain(lane, d_in, lane.out.view(), s, timed);
   if (lane.dehazer) {
     // SPEC 13: the frame's A, h and strength come back with the frame (a few bytes, no wait).

@@ -89,13 +89,25 @@ TEST_CASE("trim: the audio is cut to the same span and starts at zero with the v
   CHECK(std::get<0>(d.audio_packets.front()) < 25000);
 }
 
-TEST_CASE("trim: a span outside the input, a negative duration, -t with -to: one line, status 2") {
+TEST_CASE("trim: -t with -to takes -t, as ffmpeg does, with one warning line (none with -q)") {
+  const std::string dir = temp_dir("trim-t-to");
+  const std::string out = dir + "/out.mp4";
+  CommandResult r = run_hazefree("-y -b cpu --mode he -ss 1 -t 1 -to 3 " + q(street()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(probe_number(out, "v:0", "nb_frames") == 25);  // -t 1 at 25 fps, not -to 3's two seconds
+  CHECK(r.err.find("warning: -t (input.duration) and -to (input.to) cannot be used together; using -t") != std::string::npos);
+  r = run_hazefree("-q -y -b cpu --mode he -ss 1 -t 1 -to 3 " + q(street()) + " " + q(out));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.empty());
+  CHECK(probe_number(out, "v:0", "nb_frames") == 25);
+}
+
+TEST_CASE("trim: a span outside the input, a negative duration, -to before -ss: one line, status 2") {
   const std::string dir = temp_dir("trim-errors");
   const std::string out = dir + "/out.mp4";
   for (const auto& [args, words] : std::vector<std::pair<std::string, std::string>>{
            {"-ss 10", "past the end"},
            {"-t -1", "duration"},
-           {"-t 1 -to 2", "give one of them"},
            {"-ss 2 -to 1", "not after -ss"},
            {"-ss banana", "input.start"}}) {
     CAPTURE(args);
