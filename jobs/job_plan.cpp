@@ -215,18 +215,17 @@ Plan make_plan(const std::vector<std::pair<std::string, std::string>>& inputs_ou
     in.bytes = static_cast<std::int64_t>(fs::file_size(in.input, error));
     in.modified = modification_time(in.input);
 
-    io::VideoIndex read_here;
-    const auto known = indexes ? indexes->find(in.input) : PacketIndexes::iterator{};
-    if (!indexes || known == indexes->end()) {
+    PacketIndexes read_here;  // where the caller keeps none
+    PacketIndexes& known = indexes ? *indexes : read_here;
+    auto entry = known.find(in.input);
+    if (entry == known.end()) {
       try {
-        read_here = io::index_video_packets(in.input);
+        entry = known.emplace(in.input, io::index_video_packets(in.input)).first;
       } catch (const io::IoError& e) {
         throw JobError(e.what());
       }
     }
-    const io::VideoIndex& index = !indexes ? read_here
-                                  : known != indexes->end() ? known->second
-                                                            : indexes->emplace(in.input, std::move(read_here)).first->second;
+    const io::VideoIndex& index = entry->second;
     const std::size_t n = index.packets.size();
     std::vector<std::int64_t> sorted_pts(n);
     for (std::size_t i = 0; i < n; ++i) sorted_pts[i] = index.packets[i].pts;
