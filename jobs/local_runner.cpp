@@ -125,14 +125,16 @@ struct Layout {
 // The waves of --chunks auto: at most this many chunks per worker.
 constexpr int kAutoWaves = 3;
 
-// --chunks auto. Encoders: as many x264 at once as the cores feed best, one per two cores with
-// six threads each, and each worker's decoder with two where the GPU processes (one x264 fed by one pipeline keeps about
-// 11 of 16 cores busy whatever its threads; eight bare transcodes at once keep 15.8 busy; on the
-// 16-core H200 host eight workers gave 220 fps with three encoder threads and automatic decoder
-// threads, 251 with six and two, docs/SCALING.md). Each encoder is a
-// worker of its own (decoder, estimator, processor, encoder); a GPU's workers share its one CUDA
-// context, so one GPU feeds as many encoders as the host's cores run (DCP takes about 0.2 ms of
-// it per 1080p frame). Without a GPU the workers also process on the cores: one per four cores.
+// --chunks auto. Encoders: as many x264 at once as the cores feed best, three per four cores
+// with four threads each, and each worker's decoder with two where the GPU processes. One x264
+// fed by one pipeline keeps about 11 of 16 cores busy whatever its threads; eight bare transcodes
+// at once keep 15.8 busy. On 16-core H200 hosts (docs/SCALING.md): eight workers gave 220 fps
+// with three encoder threads and automatic decoder threads, 251 with six and two; twelve workers
+// with four threads against eight with six, 12032 frames, 337 against 311 fps on one host and
+// 374 against 373 on another. Each encoder is a worker of its own (decoder, estimator, processor,
+// encoder); a GPU's workers share its one CUDA context, so one GPU feeds as many encoders as the
+// host's cores run (DCP takes about 0.2 ms of it per 1080p frame). Without a GPU the workers
+// also process on the cores: one per four cores.
 // Chunks: whole waves of workers (a multiple of their count), at most three, shrinking toward the
 // end (the first three times the last, job_plan.cpp) so that a worker that finishes early takes
 // a shorter chunk and the last wave ends together; the last chunk no shorter than a second, no
@@ -150,7 +152,7 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
     const std::vector<int> gpus = parse_gpus(job.gpus, gpu_count);
     const int gpu_number = static_cast<int>(gpus.size());
     int per_gpu = job.workers_per_gpu > 0 ? job.workers_per_gpu : 1;
-    if (job.auto_chunks && job.workers_per_gpu == 0) per_gpu = std::max(1, (std::max(1, cores / 2) + gpu_number - 1) / gpu_number);
+    if (job.auto_chunks && job.workers_per_gpu == 0) per_gpu = std::max(1, (std::max(1, 3 * cores / 4) + gpu_number - 1) / gpu_number);
     for (const int gpu : gpus)
       for (int w = 0; w < per_gpu; ++w) layout.slots.push_back(Slot{gpu, 0});
     layout.gpus = gpu_number;
@@ -182,8 +184,8 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
-  // GPU workers: the encoders oversubscribe the cores three times (six threads per encoder at
-  // one encoder per two cores), so that an encoder waiting on its pictures leaves no core idle;
+  // GPU workers: the encoders oversubscribe the cores three times (four threads per encoder at
+  // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle;
   // a decoder with its automatic threads (one per core and more, each a frame in flight) would
   // compete with them, two keep a decoder well ahead of its encoder (docs/SCALING.md,
   // 2026-11-28). CPU workers, whose processing takes cores too: 1.5 encoder threads a core.
@@ -702,9 +704,12 @@ class LocalJob {
 // --chunks auto's plan: of the whole waves of workers it may take (one, two, three), the one
 // whose work ends first by a simple count in frames per worker: every frame encoded, the
 // pre-roll decoded at a sixth of an encode's cost (1080p H.264 decodes at about 2040 fps on 16
-// cores, x264 veryfast reaches about 370 there: docs/SCALING.md), and half
-// the last chunk, which the other workers wait for at the end. More waves end closer together
-// but, on an input of long GOPs, decode more pre-roll.
+// cores, x264 veryfast reaches about 370 there: docs/SCALING.md), and what the workers wait for
+// at the end: in waves, half the last chunk (the workers take chunks as they finish); in one
+// wave, a quarter of a chunk (its equal chunks begin together, and end apart only as their
+// pictures differ in cost). More waves end closer together but, on an input of long GOPs, decode
+// more pre-roll (on a 16-core H200 host, 3008 frames with a keyframe every 250: one wave of 12
+// chunks, no pre-roll, 38-39 CPU-ms per frame; two waves, 2615 frames of pre-roll, 41-45).
 Plan choose_auto_plan(const RunOptions& options, const Layout& layout, ChunkRequest request) {
   const int workers = static_cast<int>(layout.slots.size());
   std::optional<Plan> best;
@@ -718,8 +723,8 @@ Plan choose_auto_plan(const RunOptions& options, const Layout& layout, ChunkRequ
       preroll += c.preroll;
       if (c.to_end) last = c.frames;
     }
-    const double cost =
-        (static_cast<double>(plan.inputs[0].frames) + static_cast<double>(preroll) / 6.0) / workers + static_cast<double>(last) / 2.0;
+    const double end_wait = static_cast<double>(last) / (chunks > workers ? 2.0 : 4.0);
+    const double cost = (static_cast<double>(plan.inputs[0].frames) + static_cast<double>(preroll) / 6.0) / workers + end_wait;
     if (!best || cost < best_cost) {
       best = std::move(plan);
       best_cost = cost;

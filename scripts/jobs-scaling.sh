@@ -14,7 +14,8 @@
 # the single run, --chunks auto, --chunks 4 on one worker, the JOB_ROWS and the bare transcodes
 # (for long inputs); an empty JOB_ROWS, NVDEC_WORKERS or BARE leaves those rows out, INDEPENDENT=0
 # the independent single runs, ONE_WORKER=0 the one-worker row. AUTO_VARIANTS ("") adds `--chunks auto` rows with more arguments,
-# one row per ';'-separated list (e.g. "--encoder-opt threads=6;--set input.threads=2"). ROUNDS (1)
+# one row per ';'-separated list (e.g. "--encoder-opt threads=6;--set input.threads=2"), and
+# EXTRA_ROWS ("") rows of any job arguments the same way (e.g. "--chunks 12 --workers-per-gpu 12"). ROUNDS (1)
 # runs the hazefree rows that many times, one round after another (rows of one host differ by up to
 # a quarter from one run to the next: the rounds show it, and interleave the rows compared).
 set -u
@@ -106,6 +107,12 @@ for variant in "${auto_variants[@]}"; do
   [[ -n $variant ]] || continue
   # shellcheck disable=SC2086
   hazefree_run "--chunks auto $variant" --chunks auto $variant "$input" /tmp/scaling-auto-variant.mp4
+done
+IFS=';' read -r -a extra_rows <<<"${EXTRA_ROWS:-}"
+for extra in "${extra_rows[@]}"; do
+  [[ -n $extra ]] || continue
+  # shellcheck disable=SC2086
+  hazefree_run "$extra" $extra "$input" /tmp/scaling-extra.mp4
 done
 [[ ${ONE_WORKER:-1} == 0 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker)" --chunks 4 --gpus 0 "$input" /tmp/scaling-c4g0.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "--chunks 4 --gpus 0 (1 worker), NVDEC" --chunks 4 --gpus 0 --hwdec cuda "$input" /tmp/scaling-c4g0-nvdec.mp4

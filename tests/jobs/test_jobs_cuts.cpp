@@ -102,4 +102,26 @@ TEST_CASE("job cuts: --chunks auto on an input with one keyframe cuts it, same f
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
 }
 
+TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframes, no pre-roll, same frames") {
+  // 300 frames, a keyframe every 150: two workers' one wave is cut at frame 150, a keyframe, and
+  // decodes no pre-roll; two or three waves of shrinking chunks would cut between keyframes and
+  // decode 276 frames or more of it (at a sixth of an encode each), for a shorter end.
+  const std::string dir = temp_dir("jobs-cuts-one-wave-" + std::to_string(getpid()));
+  const std::string clip = dir + "/gop150.mp4";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=12 -f lavfi -i sine=f=330:d=12 "
+                      "-c:v libx264 -preset veryfast -pix_fmt yuv420p -x264-params keyint=150:min-keyint=150:scenecut=0:bframes=0 "
+                      "-c:a aac -shortest " + quoted(clip)) == 0);
+  REQUIRE(keyframe_positions(clip) == std::vector<int>{0, 150});
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y --backend cpu --workers 2 --encoder ffv1 --chunks auto --job-dir " +
+                                       quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("--chunks auto: 2 chunks (0 frames of pre-roll) on 2 workers (CPU)") != std::string::npos, r.err);
+  const nlohmann::json plan = read_plan(dir + "/job");
+  REQUIRE(plan.at("tasks").size() == 2);
+  CHECK(plan.at("tasks").at(1).at("first_frame").get<long>() == 150);
+  CHECK(plan.at("tasks").at(1).at("preroll").get<long>() == 0);
+  check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
+}
+
 }  // namespace hazefree::test
