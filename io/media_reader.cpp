@@ -106,6 +106,11 @@ struct MediaReader::Impl {
   bool demuxer_done = false;
   bool decoder_done = false;
   int decode_errors = 0;
+  std::int64_t pictures_dropped = 0;  // decoded, then dropped before the span or the chunk
+  // H.264 decoded on the CPU: a chunk's pre-roll pictures that nothing refers to (nal_ref_idc 0,
+  // most B-frames) are skipped by the decoder rather than decoded and dropped. (HEVC's
+  // sub-layer non-reference pictures may still be referred to by a higher sub-layer: not skipped.)
+  bool skip_unreferenced_preroll = false;
   int consecutive_errors = 0;
   int last_error = 0;
 
@@ -440,6 +445,7 @@ void MediaReader::Impl::open_decoder(const AVCodec* codec) {
   if (options.low_delay) decoder->flags |= AV_CODEC_FLAG_LOW_DELAY;
   result = avcodec_open2(decoder.get(), codec, nullptr);
   if (result < 0) throw_io(name, std::string("cannot open the ") + codec->name + " decoder", result);
+  skip_unreferenced_preroll = codec->id == AV_CODEC_ID_H264 && !hwdec_active;
 }
 
 // Decodes up to the first picture so that VideoInfo describes what read() will deliver (the
@@ -610,8 +616,8 @@ std::optional<MediaReader::Item> MediaReader::Impl::take_picture() {
     case SpanFilter::PictureVerdict::end:
       decoder_done = true;
       return Item::end;
-    case SpanFilter::PictureVerdict::keep:
-    case SpanFilter::PictureVerdict::drop: break;
+    case SpanFilter::PictureVerdict::drop: ++pictures_dropped; break;
+    case SpanFilter::PictureVerdict::keep: break;
   }
   return std::nullopt;
 }
@@ -648,6 +654,9 @@ std::optional<MediaReader::Item> MediaReader::Impl::read_packet() {
   }
   if (packet->stream_index != video_index) return copy_packet();
   const bool wanted = !other_streams_only_now && !span.video_ended();
+  // Read at each packet's submission, by every decoding thread.
+  if (wanted && skip_unreferenced_preroll)
+    decoder->skip_frame = span.before_chunk(*packet, connection == 0) ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
   const int sent = wanted ? avcodec_send_packet(decoder.get(), packet.get()) : 0;
   av_packet_unref(packet.get());
   if (sent < 0 && sent != AVERROR(EAGAIN)) note_decode_error(sent);
@@ -825,6 +834,7 @@ bool is_network_or_camera(const InputOptions& options) {
 }
 
 int MediaReader::decode_errors() const { return impl_->decode_errors; }
+std::int64_t MediaReader::pictures_dropped() const { return impl_->pictures_dropped; }
 
 const std::vector<int>& MediaReader::copied_stream_indices() const { return impl_->copied_streams; }
 

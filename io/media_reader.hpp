@@ -203,6 +203,8 @@ class MediaReader {
   // Other streams' packets go on being copied when the new connection has the same streams.
   void reopen();
   int decode_errors() const;
+  // Pictures decoded, then dropped before the span (-ss) or a job's chunk (its pre-roll).
+  std::int64_t pictures_dropped() const;
   // Input streams other than the chosen video stream, copied packet for packet.
   const std::vector<int>& copied_stream_indices() const;
   // For the writer (same layer): the demuxer context, the chosen video stream index.

@@ -48,6 +48,11 @@ class SpanFilter {
   void seek_back(AVFormatContext& demuxer);
   // The pictures are past the span (they are then dropped undecoded).
   bool video_ended() const { return video_ended_; }
+  // A video packet of a job's chunk whose picture comes before the chunk's first: its pre-roll,
+  // needed only as a reference for the pictures after it.
+  bool before_chunk(const AVPacket& packet, bool first_connection) const {
+    return chunk_.active && first_connection && packet.pts != AV_NOPTS_VALUE && packet.pts < chunk_.first_pts;
+  }
 
   enum class PacketVerdict {
     hand_out,  // delivered now (moved to the span's clock)

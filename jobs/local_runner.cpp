@@ -620,10 +620,11 @@ class LocalJob {
           return t ? fmt::format("{:.2f}", std::chrono::duration<double>(*t - started_).count()) : std::string("-");
         };
         say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
-                        "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms",
+                        "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms; "
+                        "pre-roll: {} of {} pictures decoded",
                         task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
                         at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
-                        summary.encode_ms));
+                        summary.encode_ms, summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
       }
       render.done(summary.frames_out);
       running.ok = true;

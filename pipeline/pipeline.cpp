@@ -266,6 +266,7 @@ class Pipeline {
     summary.frames_announced = expected_frames_;
     summary.packets_copied = writer_->packets_copied();
     summary.decode_errors = reader_.decode_errors();
+    summary.pictures_dropped = reader_.pictures_dropped();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summary.interrupted = g_stop_requested.load() || stop_asked();
     summary.processor = processor_->description();

@@ -40,6 +40,7 @@ struct RunSummary {
   std::int64_t frames_announced = 0;
   std::int64_t packets_copied = 0; // packets of other streams copied
   int decode_errors = 0;
+  std::int64_t pictures_dropped = 0;  // decoded before the span (-ss) or a job's chunk, not delivered
   double seconds = 0.0;
   bool interrupted = false;
   std::string processor;           // "cpu (2 threads)", "cuda (...)"

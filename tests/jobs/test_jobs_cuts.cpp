@@ -102,6 +102,27 @@ TEST_CASE("job cuts: --chunks auto on an input with one keyframe cuts it, same f
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
 }
 
+TEST_CASE("job cuts: a chunk's pre-roll skips the pictures nothing refers to, same frames and audio") {
+  // The one-keyframe clip's B-frames (three between references, a pyramid): of the 100 pictures
+  // before a chunk starting at frame 100, only the references are decoded, and -v says how many.
+  const std::string& clip = one_keyframe_clip();
+  const std::string dir = temp_dir("jobs-cuts-skip-" + std::to_string(getpid()));
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y -v --backend cpu --encoder ffv1 --chunk-starts 100 --job-dir " + quoted(dir + "/job") +
+                                       " " + quoted(clip) + " " + quoted(dir + "/skip.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const std::string said = "pre-roll: ";
+  const std::size_t line = r.err.find("render 1: began");
+  REQUIRE_MESSAGE(line != std::string::npos, r.err);
+  const std::size_t at = r.err.find(said, line);
+  REQUIRE_MESSAGE(at != std::string::npos, r.err);
+  const long decoded = std::strtol(r.err.c_str() + at + said.size(), nullptr, 10);
+  CHECK_MESSAGE(r.err.find(" of 100 pictures decoded", at) == r.err.find(" of ", at), r.err);
+  CHECK(decoded > 0);
+  CHECK(decoded < 100);
+  check_identical(single_run(clip, "--backend cpu"), dir + "/skip.mkv");
+}
+
 TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframes, no pre-roll, same frames") {
   // 300 frames, a keyframe every 150: two workers' one wave is cut at frame 150, a keyframe, and
   // decodes no pre-roll; two or three waves of shrinking chunks would cut between keyframes and
