@@ -14,9 +14,11 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace hazefree {
 namespace {
@@ -340,6 +342,36 @@ const std::map<std::string, std::pair<std::string, std::string>>& ffmpeg_value_s
 const char* const kPipeFilters =
     "hazefree is the filter; for other filters pipe through ffmpeg: ffmpeg -i IN -vf FILTERS -f yuv4mpegpipe - | "
     "hazefree - OUT, or use hazefree inside ffmpeg's graph: ffmpeg -i IN -vf frei0r=hazefree_dehaze,FILTERS OUT";
+
+// Whether ffmpeg's frei0r filter finds hazefree's plugin, looking where FFmpeg looks: each folder
+// of FREI0R_PATH, ~/.frei0r-1/lib, then the system's frei0r-1 folders.
+bool frei0r_plugin_found() {
+  std::vector<std::string> folders;
+  if (const char* path = std::getenv("FREI0R_PATH")) {
+    std::string list = path;
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t colon = std::min(list.find(':', start), list.size());
+      if (colon > start) folders.push_back(list.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
+  if (const char* home = std::getenv("HOME")) folders.push_back(std::string(home) + "/.frei0r-1/lib");
+  for (const char* system : {"/usr/local/lib/frei0r-1", "/usr/lib/frei0r-1", "/usr/local/lib64/frei0r-1", "/usr/lib64/frei0r-1"})
+    folders.emplace_back(system);
+  std::error_code error;
+  for (const std::string& folder : folders)
+    if (std::filesystem::is_regular_file(std::filesystem::path(folder) / "hazefree_dehaze.so", error)) return true;
+  return false;
+}
+
+// -vf and the other filter options: the two ways to combine hazefree with ffmpeg's filters, and
+// where the second needs the plugin installed first.
+std::string pipe_filters_hint() {
+  if (frei0r_plugin_found()) return kPipeFilters;
+  return std::string(kPipeFilters) +
+         " (hazefree_dehaze.so is not installed where ffmpeg looks: the Debian package puts it in /usr/lib/frei0r-1; "
+         "after cmake --install, give FREI0R_PATH=PREFIX/lib/frei0r-1)";
+}
 const char* const kAudioCopied =
     "hazefree copies audio and subtitles as they are (-an, -sn leave them out); to re-encode them afterwards: "
     "ffmpeg -i OUT -c:v copy -c:a aac OUT2";
@@ -521,7 +553,8 @@ std::vector<std::string> rewrite_ffmpeg_spellings(const std::vector<std::string>
       out.push_back(spelled->second.second + value());
       continue;
     }
-    if (const auto refused = ffmpeg_refusals().find(w); refused != ffmpeg_refusals().end()) refuse(refused->second);
+    if (const auto refused = ffmpeg_refusals().find(w); refused != ffmpeg_refusals().end())
+      refuse(refused->second == kPipeFilters ? pipe_filters_hint() : refused->second);
     if (option_of(w)) {  // one of ours (-t, -g, -m, -y, -q, -v, -c, -h)
       out.push_back(w);
       if (takes_value(w) && i + 1 < words.size()) out.push_back(words[++i]);

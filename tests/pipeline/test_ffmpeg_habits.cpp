@@ -137,6 +137,30 @@ TEST_CASE("ffmpeg habits: an ffmpeg option without a meaning here is one line na
   }
 }
 
+TEST_CASE("ffmpeg habits: -vf says whether ffmpeg finds hazefree's frei0r filter, and how to install it if not") {
+  const std::string dir = temp_dir("habits-frei0r");
+  const std::string out = dir + "/out.mp4";
+  fs::create_directories(dir + "/plugins");
+  std::ofstream(dir + "/plugins/hazefree_dehaze.so") << "a plugin's name is all that is looked at";
+  const std::string args = "-b cpu -vf scale=64:48 " + q(tiny_clip()) + " " + q(out);
+  // In the second folder of FREI0R_PATH, as ffmpeg's frei0r filter looks: the hint alone.
+  CommandResult r = run_hazefree(args, "FREI0R_PATH=" + q(dir + "/none:" + dir + "/plugins") + " HOME=" + q(dir));
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.find("frei0r=hazefree_dehaze,FILTERS") != std::string::npos);
+  CHECK(r.err.find("not installed") == std::string::npos);
+  // Nowhere ffmpeg looks (unless this host's own frei0r folders hold it): how to install it.
+  bool on_this_host = false;
+  for (const char* folder : {"/usr/local/lib/frei0r-1", "/usr/lib/frei0r-1", "/usr/local/lib64/frei0r-1", "/usr/lib64/frei0r-1"})
+    on_this_host = on_this_host || fs::exists(fs::path(folder) / "hazefree_dehaze.so");
+  r = run_hazefree(args, "FREI0R_PATH=" + q(dir + "/none") + " HOME=" + q(dir));
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK((r.err.find("hazefree_dehaze.so is not installed where ffmpeg looks") != std::string::npos) == !on_this_host);
+  CHECK((r.err.find("FREI0R_PATH=PREFIX/lib/frei0r-1") != std::string::npos) == !on_this_host);
+  CHECK(folder_entries(dir).size() == 1);  // the plugins folder only: no output
+}
+
 TEST_CASE("ffmpeg habits: a run into a pipe prints ffmpeg's progress line, -nostats and -q leave it out") {
   const std::string dir = temp_dir("habits-stats");
   const std::string out = dir + "/out.mkv";
