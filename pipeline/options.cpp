@@ -372,6 +372,7 @@ std::string pipe_filters_hint() {
          " (hazefree_dehaze.so is not installed where ffmpeg looks: the Debian package puts it in /usr/lib/frei0r-1; "
          "after cmake --install, give FREI0R_PATH=PREFIX/lib/frei0r-1)";
 }
+
 const char* const kAudioCopied =
     "hazefree copies audio and subtitles as they are (-an, -sn leave them out); to re-encode them afterwards: "
     "ffmpeg -i OUT -c:v copy -c:a aac OUT2";
