@@ -653,7 +653,7 @@ std::optional<MediaReader::Item> MediaReader::Impl::read_packet() {
     return std::nullopt;
   }
   if (packet->stream_index != video_index) return copy_packet();
-  const bool wanted = !other_streams_only_now && !span.video_ended();
+  const bool wanted = !other_streams_only_now && !span.video_ended() && !(connection == 0 && span.before_chunk_keyframe(*packet));
   // Read at each packet's submission, by every decoding thread.
   if (wanted && skip_unreferenced_preroll)
     decoder->skip_frame = span.before_chunk(*packet, connection == 0) ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;

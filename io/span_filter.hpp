@@ -48,6 +48,13 @@ class SpanFilter {
   void seek_back(AVFormatContext& demuxer);
   // The pictures are past the span (they are then dropped undecoded).
   bool video_ended() const { return video_ended_; }
+  // A video packet of a job's chunk that comes before the chunk's keyframe in decode order.
+  // Seeking to that keyframe's dts can land a keyframe earlier (MP4 files with B-frames did:
+  // a GOP more decoded for every chunk): those packets are left undecoded, since decoding starts
+  // cleanly at the chunk's keyframe.
+  bool before_chunk_keyframe(const AVPacket& packet) const {
+    return chunk_.active && chunk_.seek && packet.dts != AV_NOPTS_VALUE && packet.dts < chunk_.seek_dts;
+  }
   // A video packet of a job's chunk whose picture comes before the chunk's first: its pre-roll,
   // needed only as a reference for the pictures after it.
   bool before_chunk(const AVPacket& packet, bool first_connection) const {

@@ -123,6 +123,39 @@ TEST_CASE("job cuts: a chunk's pre-roll skips the pictures nothing refers to, sa
   check_identical(single_run(clip, "--backend cpu"), dir + "/skip.mkv");
 }
 
+TEST_CASE("job cuts: chunks of an MP4 with B-frames decode from their own keyframe, no earlier, same frames") {
+  // Keyframes every 50 frames, three B-frames between references: chunks at 60 and 130 decode
+  // from the keyframes at 50 and 100, at most the 10 and 30 pictures of pre-roll the plan counts
+  // (seeking to a keyframe's dts in such a file lands a keyframe earlier).
+  const std::string dir = temp_dir("jobs-cuts-bframes-" + std::to_string(getpid()));
+  const std::string clip = dir + "/gop50.mp4";
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=6 -f lavfi -i sine=f=330:d=6 "
+                      "-c:v libx264 -preset veryfast -pix_fmt yuv420p "
+                      "-x264-params keyint=50:min-keyint=50:scenecut=0:bframes=3:b-pyramid=normal -c:a aac -shortest " +
+                      quoted(clip)) == 0);
+  REQUIRE(keyframe_positions(clip) == std::vector<int>{0, 50, 100});
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y -v --backend cpu --encoder ffv1 --chunk-starts 60,130 --job-dir " + quoted(dir + "/job") +
+                                       " " + quoted(clip) + " " + quoted(dir + "/bframes.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const nlohmann::json plan = read_plan(dir + "/job");
+  REQUIRE(plan.at("tasks").size() == 3);
+  for (const nlohmann::json& task : plan.at("tasks")) {
+    const long number = task.at("task").get<long>();
+    CAPTURE(number);
+    const std::size_t line = r.err.find("render " + std::to_string(number) + ": began");
+    REQUIRE_MESSAGE(line != std::string::npos, r.err);
+    const std::size_t at = r.err.find("pre-roll: ", line);
+    REQUIRE(at != std::string::npos);
+    char* end = nullptr;
+    const long decoded = std::strtol(r.err.c_str() + at + 10, &end, 10);
+    const long planned = std::strtol(end + 4, nullptr, 10);  // " of N pictures decoded"
+    CHECK(planned == task.at("preroll").get<long>());
+    CHECK(decoded <= planned);
+  }
+  check_identical(single_run(clip, "--backend cpu"), dir + "/bframes.mkv");
+}
+
 TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframes, no pre-roll, same frames") {
   // 300 frames, a keyframe every 150: two workers' one wave is cut at frame 150, a keyframe, and
   // decodes no pre-roll; two or three waves of shrinking chunks would cut between keyframes and
