@@ -19,6 +19,9 @@
 
 namespace hazefree::jobs {
 
+// A count and its noun, singular or plural: "1 chunk", "3 chunks".
+inline std::string counted(std::int64_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 // The layout of DIR and of plan.json; a DIR of another version is refused by every stage but plan.
 inline constexpr int kPlanVersion = 2;  // 2: chunks cut at any frame, with their pre-roll
 

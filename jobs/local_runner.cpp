@@ -195,11 +195,11 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
   }
-  layout.line = fmt::format("--chunks auto: {{}} on {} worker{} ({}), {} encoders at once with {} threads each{}, "
+  layout.line = fmt::format("--chunks auto: {{}} on {} ({}), {} at once with {} threads each{}, "
                             "decoded frames held in at most {:.0f} MiB ({} cores, {} frames of {}x{})",
-                            workers, workers == 1 ? "" : "s",
+                            counted(workers, "worker"),
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
-                            std::min<std::int64_t>(workers, chunks), layout.encoder_threads,
+                            counted(std::min<std::int64_t>(workers, chunks), "encoder"), layout.encoder_threads,
                             layout.decoder_threads > 0 ? fmt::format(" (decoders with {})", layout.decoder_threads) : "",
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
   return layout;
@@ -736,9 +736,10 @@ Plan choose_auto_plan(const RunOptions& options, const Layout& layout, ChunkRequ
 }
 
 int run_local_job(const RunOptions& options, const JobOptions& job) {
-  if (options.live) throw UsageError("--chunks: a --live source cannot be cut into chunks");
+  const char* const cut = job.chunk_seconds > 0 ? "--chunk-seconds" : !job.chunk_starts.empty() ? "--chunk-starts" : "--chunks";
+  if (options.live) throw UsageError(fmt::format("{}: a --live source cannot be cut into chunks", cut));
   if (options.input == "-" || io::is_network_or_camera(options.input_options))
-    throw UsageError(fmt::format("{}: --chunks needs a file to cut into chunks, not a pipe, stream or camera", options.input));
+    throw UsageError(fmt::format("{}: {} needs a file to cut into chunks, not a pipe, stream or camera", options.input, cut));
   // DIR: given, or hidden next to the output (kept until the job succeeds, so that the same
   // command run again after a failure or an interruption resumes it).
   const fs::path output = fs::absolute(options.output);
@@ -768,7 +769,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
       std::int64_t preroll = 0;
       for (const ChunkPlan& c : fresh.tasks) preroll += c.preroll;
       fmt::print(stderr, "hazefree: {}\n",
-                 fmt::format(fmt::runtime(layout.line), fmt::format("{} chunks ({} frames of pre-roll)", fresh.tasks.size(), preroll)));
+                 fmt::format(fmt::runtime(layout.line), fmt::format("{} ({} frames of pre-roll)", counted(static_cast<std::int64_t>(fresh.tasks.size()), "chunk"), preroll)));
     }
   } else {
     fresh = make_plan({{options.input, options.output}}, options, request);
@@ -787,8 +788,8 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   gpus_prepared.get();
   const std::size_t workers = layout.slots.size();
   if (!options.quiet)
-    fmt::print(stderr, "hazefree: {} frames in {} chunks on {} worker{} ({}){}; job directory {}\n", plan.inputs[0].frames,
-               plan.tasks.size(), workers, workers == 1 ? "" : "s",
+    fmt::print(stderr, "hazefree: {} frames in {} on {} ({}){}; job directory {}\n", plan.inputs[0].frames,
+               counted(static_cast<std::int64_t>(plan.tasks.size()), "chunk"), counted(static_cast<std::int64_t>(workers), "worker"),
                layout.slots[0].gpu >= 0 ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
                resumed ? ", resuming" : "", dir);
 
@@ -819,9 +820,9 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   joined.get();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!options.quiet)
-    fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} chunks on {} worker{}, {}\n", plan.inputs[0].frames,
-               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), plan.tasks.size(), workers,
-               workers == 1 ? "" : "s", to_string(options.processing.mode));
+    fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} on {}, {}\n", plan.inputs[0].frames,
+               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), counted(static_cast<std::int64_t>(plan.tasks.size()), "chunk"),
+               counted(static_cast<std::int64_t>(workers), "worker"), to_string(options.processing.mode));
   if (own_dir) fs::remove_all(dir, error);
   return 0;
 }

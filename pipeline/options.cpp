@@ -368,9 +368,11 @@ bool frei0r_plugin_found() {
 // where the second needs the plugin installed first.
 std::string pipe_filters_hint() {
   if (frei0r_plugin_found()) return kPipeFilters;
-  return std::string(kPipeFilters) +
-         " (hazefree_dehaze.so is not installed where ffmpeg looks: the Debian package puts it in /usr/lib/frei0r-1; "
-         "after cmake --install, give FREI0R_PATH=PREFIX/lib/frei0r-1)";
+  const char* path = std::getenv("FREI0R_PATH");
+  const std::string missing = path && *path ? fmt::format("is in none of FREI0R_PATH's folders ({}) nor where ffmpeg looks after them", path)
+                                            : "is not installed where ffmpeg looks";
+  return std::string(kPipeFilters) + fmt::format(" (hazefree_dehaze.so {}: the Debian package puts it in /usr/lib/frei0r-1; after "
+                                                 "cmake --install, give FREI0R_PATH=PREFIX/lib/frei0r-1)", missing);
 }
 
 const char* const kAudioCopied =

@@ -438,6 +438,10 @@ TEST_CASE("job chunks: --chunks auto on the CPU backend chooses the layout, says
   CHECK(piped.status == 2);
   CHECK(piped.err.find("pipe") != std::string::npos);
   CHECK(own_error_lines(piped.err) == 1);
+  // The message names the option given.
+  const CommandResult seconds = run_hazefree("-y --backend cpu --chunk-seconds 1 - " + q(dir + "/o.mkv") + " < " + q(clip.path));
+  CHECK(seconds.status == 2);
+  CHECK(seconds.err.find("-: --chunk-seconds needs a file to cut into chunks") != std::string::npos);
   const CommandResult live = run_hazefree("-y --backend cpu --chunks auto udp://127.0.0.1:9 " + q(dir + "/o.mkv"));
   CHECK(live.status == 2);
   CHECK(live.err.find("not a pipe, stream or camera") != std::string::npos);

@@ -153,11 +153,15 @@ TEST_CASE("ffmpeg habits: -vf says whether ffmpeg finds hazefree's frei0r filter
   bool on_this_host = false;
   for (const char* folder : {"/usr/local/lib/frei0r-1", "/usr/lib/frei0r-1", "/usr/local/lib64/frei0r-1", "/usr/lib64/frei0r-1"})
     on_this_host = on_this_host || fs::exists(fs::path(folder) / "hazefree_dehaze.so");
-  r = run_hazefree(args, "FREI0R_PATH=" + q(dir + "/none") + " HOME=" + q(dir));
+  r = run_hazefree(args, "-u FREI0R_PATH HOME=" + q(dir));
   CHECK(r.status == 2);
   CHECK(lines_of(r.err).size() == 1);
   CHECK((r.err.find("hazefree_dehaze.so is not installed where ffmpeg looks") != std::string::npos) == !on_this_host);
   CHECK((r.err.find("FREI0R_PATH=PREFIX/lib/frei0r-1") != std::string::npos) == !on_this_host);
+  // A FREI0R_PATH given that holds no plugin is named.
+  r = run_hazefree(args, "FREI0R_PATH=" + q(dir + "/none") + " HOME=" + q(dir));
+  CHECK(r.status == 2);
+  CHECK((r.err.find("is in none of FREI0R_PATH's folders (" + dir + "/none)") != std::string::npos) == !on_this_host);
   CHECK(folder_entries(dir).size() == 1);  // the plugins folder only: no output
 }
 
