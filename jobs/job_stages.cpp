@@ -493,11 +493,22 @@ std::string job_status(const std::string& dir, bool as_json) {
   }
   j["rendered"] = done;
   text += fmt::format("{} of {} chunks rendered\n", done, plan.tasks.size());
-  // The rate since the job was planned (its plan.json written).
+  // The rate since the job was planned (its plan.json written), up to now, or up to its last
+  // render's end once every chunk is rendered (its state file's last write).
   std::error_code error;
   const auto planned = fs::last_write_time(plan_path(dir), error);
   progress.done = done;
-  const double since_planned = std::chrono::duration<double>(fs::file_time_type::clock::now() - planned).count();
+  auto until = fs::file_time_type::clock::now();
+  if (done == static_cast<int>(plan.tasks.size()) && !plan.tasks.empty()) {
+    auto last = planned;
+    std::error_code state_error;
+    for (const ChunkPlan& c : plan.tasks) {
+      const auto written = fs::last_write_time(state_path(dir, Stage::render, c.task), state_error);
+      if (!state_error) last = std::max(last, written);
+    }
+    until = last;
+  }
+  const double since_planned = std::chrono::duration<double>(until - planned).count();
   progress.elapsed_seconds = error ? 0.0 : std::max(0.0, since_planned);
   progress.fps = progress.elapsed_seconds > 0 ? static_cast<double>(progress.frames_done) / progress.elapsed_seconds : 0.0;
   text += progress_line(progress) + "\n";

@@ -23,6 +23,8 @@ extern "C" {
 #include <fstream>
 #include <functional>
 #include <string>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "io/media_reader.hpp"
@@ -519,6 +521,15 @@ TEST_CASE("job chunks: Ctrl-C stops a render and a run in chunks with status 130
   r = run_hazefree(command);
   REQUIRE_MESSAGE(r.status == 0, r.err);
   check_identical(dir + "/single.mkv", dir + "/out2.mkv");
+  // Every chunk rendered: the job's elapsed time ends at its last render, not at each look.
+  const auto elapsed = [&dir] {
+    const CommandResult status = run_hazefree("job status --json " + q(dir + "/kept"));
+    REQUIRE_MESSAGE(status.status == 0, status.err);
+    return nlohmann::json::parse(status.out).at("progress").at("elapsed_seconds").get<double>();
+  };
+  const double first = elapsed();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  CHECK(elapsed() == first);
 }
 
 }  // namespace hazefree::test
