@@ -776,13 +776,19 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   }
   std::error_code error;
   bool resumed = false;
-  if (fs::exists(plan_path(dir), error)) {
+  const bool planned_before = fs::exists(plan_path(dir), error);
+  if (planned_before) {
     try {
       resumed = load_plan(dir).id == fresh.id;
     } catch (const JobError&) {
       resumed = false;  // another version or damaged: planned again below
     }
   }
+  // A job directory planned for other inputs, outputs or settings (-y included, which the join
+  // obeys) is planned again, and what was rendered for it is not used: said, not done silently.
+  if (planned_before && !resumed && !options.quiet)
+    fmt::print(stderr, "hazefree: {}: planned again: the job there was for other inputs, outputs or settings "
+                       "(its rendered chunks are not used)\n", dir);
   if (!resumed) save_plan(dir, fresh);
   const Plan plan = load_plan(dir);
   gpus_prepared.get();

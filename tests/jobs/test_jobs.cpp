@@ -394,6 +394,26 @@ TEST_CASE("job chunks: each frame decoded once (fused), or twice when the memory
   }
 }
 
+TEST_CASE("job chunks: a job directory planned for other settings is planned again, and the run says so") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-replanned-" + std::to_string(getpid()));
+  fs::remove_all(dir + "/job");
+  const std::string rest = " --encoder ffv1 --chunks 2 --job-dir " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/o.mkv");
+  CommandResult r = run_hazefree("-y --backend cpu --mode he" + rest);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("planned again") == std::string::npos);
+  r = run_hazefree("-y --backend cpu --mode he" + rest);  // the same job: resumed (every chunk done)
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find(", resuming") != std::string::npos);
+  CHECK(r.err.find("planned again") == std::string::npos);
+  r = run_hazefree("-y --backend cpu --mode he --set he.temporal=0.5" + rest);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("/job: planned again: the job there was for other inputs, outputs or settings (its rendered chunks "
+                           "are not used)") != std::string::npos, r.err);
+  CHECK(r.err.find(", resuming") == std::string::npos);
+  check_identical(single_run(clip.path, "--backend cpu --mode he --set he.temporal=0.5"), dir + "/o.mkv");
+}
+
 TEST_CASE("job chunks: -v gives each render's timeline (began, estimates, start state, first frame, end) and busy times") {
   const TestClip& clip = test_clip();
   const std::string dir = temp_dir("jobs-timeline-" + std::to_string(getpid()));
