@@ -2,8 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "pipeline/options.hpp"
 
@@ -55,8 +58,18 @@ JobOptions JobFlags::options() const {
   }
   const int cut_ways = (job.chunks > 0 || job.auto_chunks) + (job.chunk_seconds > 0) + !job.chunk_starts.empty();
   if (cut_ways > 1) throw UsageError("--chunks, --chunk-seconds and --chunk-starts: give one of them");
-  if (!plan_ && cut_ways == 0 && (!job.gpus.empty() || !job.dir.empty()))
-    throw UsageError("--gpus and --job-dir go with --chunks (or --chunk-seconds)");
+  if (!plan_ && cut_ways == 0) {
+    // A job's options without a job: refused, each by its own name, rather than ignored.
+    std::vector<std::string> given;
+    if (!job.gpus.empty()) given.emplace_back("--gpus");
+    if (job.workers_per_gpu > 0) given.emplace_back("--workers-per-gpu");
+    if (job.workers > 0) given.emplace_back("--workers");
+    if (job.memory_mb > 0) given.emplace_back("--job-memory");
+    if (!job.dir.empty()) given.emplace_back("--job-dir");
+    if (!given.empty())
+      throw UsageError(fmt::format("{} {} with --chunks, --chunk-seconds or --chunk-starts (a job in chunks)",
+                                   fmt::join(given, ", "), given.size() == 1 ? "goes" : "go"));
+  }
   return job;
 }
 

@@ -254,7 +254,10 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
       {"job analyze " + q(dir + "/none"), 1, "no such job directory"},
       {"job frobnicate " + q(dir), 2, "unknown stage"},
       {"--chunks 3 --live " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "live"},
-      {"--backend cpu --job-dir " + q(dir + "/jd") + " " + q(clip.path) + " " + q(dir + "/o.mkv"), 2, "go with --chunks"},
+      {"--backend cpu --job-dir " + q(dir + "/jd") + " " + q(clip.path) + " " + q(dir + "/o.mkv"), 2,
+       "--job-dir goes with --chunks, --chunk-seconds or --chunk-starts"},
+      {"--backend cpu --workers 3 --job-memory 100 " + q(clip.path) + " " + q(dir + "/o.mkv"), 2,
+       "--workers, --job-memory go with --chunks"},
   };
   for (const Case& c : before_plan) {
     CAPTURE(c.arguments);
