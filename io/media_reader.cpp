@@ -653,10 +653,11 @@ std::optional<MediaReader::Item> MediaReader::Impl::read_packet() {
     return std::nullopt;
   }
   if (packet->stream_index != video_index) return copy_packet();
-  const bool wanted = !other_streams_only_now && !span.video_ended() && !(connection == 0 && span.before_chunk_keyframe(*packet));
+  const bool first_connection = connection == 0;
+  const bool wanted = !other_streams_only_now && !span.video_ended() && !span.before_chunk_keyframe(*packet, first_connection);
   // Read at each packet's submission, by every decoding thread.
   if (wanted && skip_unreferenced_preroll)
-    decoder->skip_frame = span.before_chunk(*packet, connection == 0) ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+    decoder->skip_frame = span.before_chunk(*packet, first_connection) ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
   const int sent = wanted ? avcodec_send_packet(decoder.get(), packet.get()) : 0;
   av_packet_unref(packet.get());
   if (sent < 0 && sent != AVERROR(EAGAIN)) note_decode_error(sent);

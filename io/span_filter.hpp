@@ -52,8 +52,8 @@ class SpanFilter {
   // Seeking to that keyframe's dts can land a keyframe earlier (MP4 files with B-frames did:
   // a GOP more decoded for every chunk): those packets are left undecoded, since decoding starts
   // cleanly at the chunk's keyframe.
-  bool before_chunk_keyframe(const AVPacket& packet) const {
-    return chunk_.active && chunk_.seek && packet.dts != AV_NOPTS_VALUE && packet.dts < chunk_.seek_dts;
+  bool before_chunk_keyframe(const AVPacket& packet, bool first_connection) const {
+    return chunk_.active && chunk_.seek && first_connection && packet.dts != AV_NOPTS_VALUE && packet.dts < chunk_.seek_dts;
   }
   // A video packet of a job's chunk whose picture comes before the chunk's first: its pre-roll,
   // needed only as a reference for the pictures after it.

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 namespace hazefree {
@@ -348,12 +349,9 @@ const char* const kPipeFilters =
 bool frei0r_plugin_found() {
   std::vector<std::string> folders;
   if (const char* path = std::getenv("FREI0R_PATH")) {
-    std::string list = path;
-    for (std::size_t start = 0; start <= list.size();) {
-      const std::size_t colon = std::min(list.find(':', start), list.size());
-      if (colon > start) folders.push_back(list.substr(start, colon - start));
-      start = colon + 1;
-    }
+    std::istringstream list(path);
+    for (std::string folder; std::getline(list, folder, ':');)
+      if (!folder.empty()) folders.push_back(folder);
   }
   if (const char* home = std::getenv("HOME")) folders.push_back(std::string(home) + "/.frei0r-1/lib");
   for (const char* system : {"/usr/local/lib/frei0r-1", "/usr/lib/frei0r-1", "/usr/local/lib64/frei0r-1", "/usr/lib64/frei0r-1"})

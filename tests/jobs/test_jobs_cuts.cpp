@@ -17,18 +17,44 @@ namespace fs = std::filesystem;
 namespace hazefree::test {
 namespace {
 
-// 160x120 at 25 fps, 150 frames with one keyframe (the first), B-frames, AAC audio.
+// An MP4 at `path`: 160x120 at 25 fps for `seconds`, H.264 with `x264_params` (its keyframes and
+// B-frames), AAC audio.
+void make_h264_clip(const std::string& path, int seconds, const std::string& x264_params) {
+  const std::string d = std::to_string(seconds);
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=" + d + " -f lavfi -i sine=f=330:d=" + d +
+                      " -c:v libx264 -preset veryfast -pix_fmt yuv420p -x264-params " + x264_params +
+                      " -c:a aac -shortest " + quoted(path)) == 0);
+}
+
+// 150 frames with one keyframe (the first), B-frames.
 const std::string& one_keyframe_clip() {
   static const std::string path = [] {
     const std::string p = temp_dir("jobs-cuts-clip-" + std::to_string(getpid())) + "/one-key.mp4";
-    REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=6 -f lavfi -i sine=f=330:d=6 "
-                        "-c:v libx264 -preset veryfast -pix_fmt yuv420p "
-                        "-x264-params keyint=1000:min-keyint=1000:scenecut=0:bframes=3:b-pyramid=normal "
-                        "-c:a aac -shortest " + quoted(p)) == 0);
+    make_h264_clip(p, 6, "keyint=1000:min-keyint=1000:scenecut=0:bframes=3:b-pyramid=normal");
     REQUIRE(keyframe_positions(p) == std::vector<int>{0});
     return p;
   }();
   return path;
+}
+
+// A render's pre-roll as its -v line gives it: "pre-roll: DECODED of PLANNED pictures decoded".
+struct RenderPreroll {
+  long decoded = -1;
+  long planned = -1;
+};
+RenderPreroll render_preroll(const std::string& err, long task) {
+  const std::size_t line = err.find("render " + std::to_string(task) + ": began");
+  REQUIRE_MESSAGE(line != std::string::npos, err);
+  const std::string said = "pre-roll: ";
+  const std::size_t at = err.find(said, line);
+  REQUIRE_MESSAGE(at != std::string::npos, err);
+  RenderPreroll preroll;
+  char* end = nullptr;
+  preroll.decoded = std::strtol(err.c_str() + at + said.size(), &end, 10);
+  REQUIRE_MESSAGE(std::string(end).rfind(" of ", 0) == 0, err);
+  preroll.planned = std::strtol(end + 4, &end, 10);
+  REQUIRE_MESSAGE(std::string(end).rfind(" pictures decoded", 0) == 0, err);
+  return preroll;
 }
 
 }  // namespace
@@ -111,15 +137,10 @@ TEST_CASE("job cuts: a chunk's pre-roll skips the pictures nothing refers to, sa
   const CommandResult r = run_hazefree("-y -v --backend cpu --encoder ffv1 --chunk-starts 100 --job-dir " + quoted(dir + "/job") +
                                        " " + quoted(clip) + " " + quoted(dir + "/skip.mkv"));
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  const std::string said = "pre-roll: ";
-  const std::size_t line = r.err.find("render 1: began");
-  REQUIRE_MESSAGE(line != std::string::npos, r.err);
-  const std::size_t at = r.err.find(said, line);
-  REQUIRE_MESSAGE(at != std::string::npos, r.err);
-  const long decoded = std::strtol(r.err.c_str() + at + said.size(), nullptr, 10);
-  CHECK_MESSAGE(r.err.find(" of 100 pictures decoded", at) == r.err.find(" of ", at), r.err);
-  CHECK(decoded > 0);
-  CHECK(decoded < 100);
+  const RenderPreroll preroll = render_preroll(r.err, 1);
+  CHECK(preroll.planned == 100);
+  CHECK(preroll.decoded > 0);
+  CHECK(preroll.decoded < 100);
   check_identical(single_run(clip, "--backend cpu"), dir + "/skip.mkv");
 }
 
@@ -129,10 +150,7 @@ TEST_CASE("job cuts: chunks of an MP4 with B-frames decode from their own keyfra
   // (seeking to a keyframe's dts in such a file lands a keyframe earlier).
   const std::string dir = temp_dir("jobs-cuts-bframes-" + std::to_string(getpid()));
   const std::string clip = dir + "/gop50.mp4";
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=6 -f lavfi -i sine=f=330:d=6 "
-                      "-c:v libx264 -preset veryfast -pix_fmt yuv420p "
-                      "-x264-params keyint=50:min-keyint=50:scenecut=0:bframes=3:b-pyramid=normal -c:a aac -shortest " +
-                      quoted(clip)) == 0);
+  make_h264_clip(clip, 6, "keyint=50:min-keyint=50:scenecut=0:bframes=3:b-pyramid=normal");
   REQUIRE(keyframe_positions(clip) == std::vector<int>{0, 50, 100});
   fs::remove_all(dir + "/job");
   const CommandResult r = run_hazefree("-y -v --backend cpu --encoder ffv1 --chunk-starts 60,130 --job-dir " + quoted(dir + "/job") +
@@ -143,15 +161,9 @@ TEST_CASE("job cuts: chunks of an MP4 with B-frames decode from their own keyfra
   for (const nlohmann::json& task : plan.at("tasks")) {
     const long number = task.at("task").get<long>();
     CAPTURE(number);
-    const std::size_t line = r.err.find("render " + std::to_string(number) + ": began");
-    REQUIRE_MESSAGE(line != std::string::npos, r.err);
-    const std::size_t at = r.err.find("pre-roll: ", line);
-    REQUIRE(at != std::string::npos);
-    char* end = nullptr;
-    const long decoded = std::strtol(r.err.c_str() + at + 10, &end, 10);
-    const long planned = std::strtol(end + 4, nullptr, 10);  // " of N pictures decoded"
-    CHECK(planned == task.at("preroll").get<long>());
-    CHECK(decoded <= planned);
+    const RenderPreroll preroll = render_preroll(r.err, number);
+    CHECK(preroll.planned == task.at("preroll").get<long>());
+    CHECK(preroll.decoded <= preroll.planned);
   }
   check_identical(single_run(clip, "--backend cpu"), dir + "/bframes.mkv");
 }
@@ -162,9 +174,7 @@ TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframe
   // decode 276 frames or more of it (at a sixth of an encode each), for a shorter end.
   const std::string dir = temp_dir("jobs-cuts-one-wave-" + std::to_string(getpid()));
   const std::string clip = dir + "/gop150.mp4";
-  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=160x120:r=25:d=12 -f lavfi -i sine=f=330:d=12 "
-                      "-c:v libx264 -preset veryfast -pix_fmt yuv420p -x264-params keyint=150:min-keyint=150:scenecut=0:bframes=0 "
-                      "-c:a aac -shortest " + quoted(clip)) == 0);
+  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
   REQUIRE(keyframe_positions(clip) == std::vector<int>{0, 150});
   fs::remove_all(dir + "/job");
   const CommandResult r = run_hazefree("-y --backend cpu --workers 2 --encoder ffv1 --chunks auto --job-dir " +
