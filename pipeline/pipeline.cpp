@@ -169,6 +169,7 @@ class Pipeline {
         in_queue_(options.hooks.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
         estimate_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
+    const auto opened = std::chrono::steady_clock::now();  // the input open, the backend ready
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
     if (options.processing.backend == Backend::automatic && processor_->lanes() > 0 && !video.on_device)
@@ -201,13 +202,18 @@ class Pipeline {
       in_pool_.emplace(pool_size + (options.hooks.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
                        video.width, video.height, allocator, video.depth);
     }
-    out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth);
+    // A held chunk's output frames are taken as its render needs them, once its start state has
+    // come: page-locked allocations up front, 24 workers at once on a 2-GPU host, took 0.2-1.1 s
+    // of each pipeline's set-up there and held its decoding back (docs/SCALING.md).
+    out_pool_.emplace(pool_size, format, out_width_, video.height, allocator, video.depth, hold > 0 ? 1 : pool_size);
     if (options.side_by_side) result_ = Image(format, video.width, video.height, 64, video.depth);
+    const auto pooled = std::chrono::steady_clock::now();
     try {
       writer_.emplace(options.output_options, reader_, out_width_, video.height, format, video.depth);
     } catch (const io::EncoderOptionError& e) {
       throw UsageError("output.encoder_options", e.what());
     }
+    const auto encoder_opened = std::chrono::steady_clock::now();
     // After the writer: an output it refuses leaves no statistics file (and an unfinished output
     // is removed by the writer when the statistics file is refused).
     if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path);  // run_pipeline checked the path
@@ -218,11 +224,13 @@ class Pipeline {
                       video.frame_rate.den > 0 ? video.frame_rate.value() : 0.0);
     expected_frames_ = video.frame_count;
     if (options.verbose) {
-      fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms\n",
+      const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
+      fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms "
+                         "(input and backend {:.0f}, frame buffers {:.0f}, encoder {:.0f})\n",
                  io::redact_urls(options.input), video.width, video.height, video.codec_name, video.source_pixel_format,
                  format_name(format, video.depth), io::redact_urls(options.output),
-                 processor_->description(), lanes_,
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - created_).count());
+                 processor_->description(), lanes_, ms(created_, std::chrono::steady_clock::now()), ms(created_, opened),
+                 ms(opened, pooled), ms(pooled, encoder_opened));
     }
   }
 

@@ -179,7 +179,7 @@ void CudaProcessor::track_geometry(PixelFormat format, int width, int height, in
 }
 
 void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out,
-                              cudaStream_t s, bool markers) {
+                              cudaStream_t s, bool markers, ChainPart part) {
   // The state step of this frame waits for the previous frame's, on whichever lane it ran.
   StateOrder order;
   if (lanes_.size() > 1) {
@@ -189,7 +189,8 @@ void CudaProcessor::run_chain(Lane& lane, const ImageView& d_in, const ImageView
   }
   if (lane.dehazer) {
     lane.dehazer->set_markers(markers ? &lane.markers : nullptr);
-    lane.dehazer->enqueue(d_in, d_out, state_->tracker.get(), order, s);
+    if (part == ChainPart::light) lane.dehazer->enqueue_light(d_in, state_->tracker.get(), order, s);
+    else lane.dehazer->enqueue(d_in, d_out, state_->tracker.get(), order, s);
   } else {
     if (markers) HAZEFREE_CUDA_CHECK(cudaEventRecord(lane.markers[0], s));
     lane.equalizer->enqueue(d_in, d_out, state_->history.get(), order, s);
@@ -204,7 +205,7 @@ void CudaProcessor::enqueue(int index, const ImageView& h_in, const ImageView& h
   enqueue_chain(index, h_in, &h_out);
 }
 
-void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageView* h_out) {
+void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageView* h_out, ChainPart part) {
   select_device();  // the thread calling may have another GPU current (a job's workers)
   Lane& lane = lane_at(index);
   shape(lane, h_in.format, h_in.width, h_in.height, h_in.depth);
@@ -218,7 +219,7 @@ void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageV
     HAZEFREE_CUDA_CHECK(cudaStreamWaitEvent(s, lane.finished.get(), 0));
     lane.on_caller_stream = false;
   }
-  const bool timed = stage_timing_;
+  const bool timed = stage_timing_ && part == ChainPart::whole;  // the stage times are the whole chain's
   if (timed) lane.events.front().record(s);
   cudaPointerAttributes where{};
   HAZEFREE_CUDA_CHECK(cudaPointerGetAttributes(&where, h_in.planes[0].data));
@@ -234,7 +235,7 @@ void CudaProcessor::enqueue_chain(int index, const ImageView& h_in, const ImageV
     lane.staging_refused = !staged;
   }
   copy_frame_async(staged ? *staged : h_in, d_in, staged ? cudaMemcpyHostToDevice : cudaMemcpyDefault, s);
-  run_chain(lane, d_in, lane.out.view(), s, timed);
+  run_chain(lane, d_in, lane.out.view(), s, timed, part);
   if (lane.dehazer) {
     // SPEC 13: the frame's A, h and strength come back with the frame (a few bytes, no wait).
     HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(lane.stats.get(), lane.dehazer->frame_state(), sizeof(AtmosphereState),
@@ -509,7 +510,8 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   // job's workers estimate and render side by side in one process).
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->saved_tracker.get(), state_->tracker.get(), sizeof(AtmosphereState),
                                       cudaMemcpyDeviceToDevice, s));
-  enqueue_chain(0, in, nullptr);  // the frame itself stays on the device: only A^ comes back
+  // Steps 1 and 2 only: the frame stays on the device, only A^ and h^ come back.
+  enqueue_chain(0, in, nullptr, ChainPart::light);
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->read_back.get(), state_->tracker.get(), sizeof(AtmosphereState),
                                       cudaMemcpyDeviceToHost, s));
   HAZEFREE_CUDA_CHECK(cudaMemcpyAsync(state_->tracker.get(), state_->saved_tracker.get(), sizeof(AtmosphereState),

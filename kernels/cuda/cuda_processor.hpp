@@ -83,14 +83,17 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   struct State;
   int device_ = 0;
   Lane& lane_at(int lane) const;
+  // Which of DCP's steps a frame goes through: all of them, or up to its A^ and haze estimate
+  // (estimate(); CudaDehazer::enqueue_light).
+  enum class ChainPart { whole, light };
   // Upload, chain and (unless `h_out` is null) download of one frame on `lane` (enqueue()).
-  void enqueue_chain(int lane, const ImageView& h_in, const ImageView* h_out);
+  void enqueue_chain(int lane, const ImageView& h_in, const ImageView* h_out, ChainPart part = ChainPart::whole);
   // Makes this processor's GPU the calling thread's current one (set at construction).
   void select_device() const;
   void shape(Lane& lane, PixelFormat format, int width, int height, int depth);
   void track_geometry(PixelFormat format, int width, int height, int depth);
   void run_chain(Lane& lane, const ImageView& d_in, const ImageView& d_out, cudaStream_t stream,
-                 bool markers);
+                 bool markers, ChainPart part = ChainPart::whole);
   std::vector<std::string> stage_names() const;
 
   ProcessingConfig config_;

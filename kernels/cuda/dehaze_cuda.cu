@@ -49,23 +49,21 @@ void CudaDehazer::ensure(int width, int height) {
   planes_.reserve(plane_floats_ * planes);
 }
 
-void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
-                          AtmosphereState* d_tracker, const StateOrder& order,
-                          cudaStream_t stream) {
-  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height ||
-      d_in.depth != d_out.depth)
-    throw std::invalid_argument("dehaze: output frame differs from the input in format, depth or size");
+CudaDehazer::ChainPlanes CudaDehazer::chain_planes(int w, int h) const {
+  return {{plane(kGrey), w, h, stride_}, {plane(kWork), w, h, stride_}, {plane(kDark), w, h, stride_},
+          {plane(kTransposed), h, w, float_stride(h)}};
+}
+
+void CudaDehazer::enqueue_light(const ImageView& d_in, AtmosphereState* d_tracker, const StateOrder& order,
+                                cudaStream_t stream) {
   if (d_in.width <= 0 || d_in.height <= 0) throw std::invalid_argument("dehaze: empty frame");
   if (!valid_depth(d_in.depth))
     throw std::invalid_argument("dehaze: a depth of " + std::to_string(d_in.depth) +
                                 " bits (8 to 16 expected)");
   const int w = d_in.width, h = d_in.height;
   ensure(w, h);
-  const DevicePlaneF grey{plane(kGrey), w, h, stride_};
-  const DevicePlaneF work{plane(kWork), w, h, stride_};
-  const DevicePlaneF dark{plane(kDark), w, h, stride_};
-  const DevicePlaneF work_t{plane(kTransposed), h, w, float_stride(h)};
-
+  const ChainPlanes p = chain_planes(w, h);
+  const DevicePlaneF &grey = p.grey, &work = p.work, &dark = p.dark, &work_t = p.work_t;
   const int r = params_.patch_radius;
   const bool fused = r <= kPatchTileMaxRadius;
   mark(0, stream);
@@ -82,6 +80,19 @@ void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
   if (fused) atmosphere_.update_from_block_maxima(d_in, params_, d_tracker, order, stream);
   else atmosphere_.estimate_and_update(dark, grey, d_in, params_, d_tracker, order, stream);
   mark(2, stream);
+}
+
+void CudaDehazer::enqueue(const ImageView& d_in, const ImageView& d_out,
+                          AtmosphereState* d_tracker, const StateOrder& order,
+                          cudaStream_t stream) {
+  if (d_in.format != d_out.format || d_in.width != d_out.width || d_in.height != d_out.height ||
+      d_in.depth != d_out.depth)
+    throw std::invalid_argument("dehaze: output frame differs from the input in format, depth or size");
+  enqueue_light(d_in, d_tracker, order, stream);
+  const ChainPlanes p = chain_planes(d_in.width, d_in.height);
+  const DevicePlaneF &grey = p.grey, &work = p.work, &dark = p.dark, &work_t = p.work_t;
+  const int r = params_.patch_radius;
+  const bool fused = r <= kPatchTileMaxRadius;
   if (fused) {
     launch_raw_transmission(d_in, atmosphere_.frame_state(), r, params_.omega, work, stream);
   } else {

@@ -45,6 +45,12 @@ class CudaDehazer {
   // d_in / d_out: device frames of the same format and size.
   void enqueue(const ImageView& d_in, const ImageView& d_out, AtmosphereState* d_tracker,
                const StateOrder& order, cudaStream_t stream);
+  // Steps 1 and 2 of the chain alone: the dark channel, then the frame's A^ and haze estimate
+  // with the state stepped in d_tracker (frame_state()). What a frame's estimate needs (a job's
+  // analysis, CudaProcessor::estimate); the transmission, the guided filter and the recovery,
+  // three quarters of the chain's work, are left out.
+  void enqueue_light(const ImageView& d_in, AtmosphereState* d_tracker, const StateOrder& order,
+                     cudaStream_t stream);
   const AtmosphereState* frame_state() const { return atmosphere_.frame_state(); }
   // Stage markers: when set (stages + 1 events), the chain records them between its stages.
   void set_markers(const std::vector<cudaEvent_t>* markers) { markers_ = markers; }
@@ -71,6 +77,11 @@ class CudaDehazer {
   std::size_t plane_floats_ = 0;
   DeviceBuffer<float> planes_;
   float* plane(Plane p) const { return planes_.get() + plane_floats_ * p; }
+  // The planes steps 1 to 3 name, for a w x h frame (ensure() first).
+  struct ChainPlanes {
+    DevicePlaneF grey, work, dark, work_t;
+  };
+  ChainPlanes chain_planes(int w, int h) const;
   MinFilterCuda min_filter_;
   AtmosphereCuda atmosphere_;
   GuidedFilterCuda guided_;
