@@ -341,10 +341,11 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
  public:
+  // `gpus_ready`: the GPUs' preparation (prepare_gpus), still under way when the workers begin.
   LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame,
-           std::chrono::steady_clock::time_point started)
+           std::chrono::steady_clock::time_point started, std::shared_future<void> gpus_ready)
       : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), started_(started),
-        board_(dir_, plan_) {
+        gpus_ready_(std::move(gpus_ready)), board_(dir_, plan_) {
     // In time order within each input (chunk 0 of every input first, longest first among equal
     // numbers): a chunk's earlier chunks are always taken before it, so a worker waiting for a
     // start state waits for work that is running.
@@ -489,14 +490,8 @@ class LocalJob {
 
   void work(const Slot& slot) {
     try {
-      use_gpu(slot.gpu);
       Worker worker;
       worker.slot = slot;
-      worker.pinned = std::make_shared<BufferCache>(BufferAllocator::pinned_or_heap());
-      // Held chunks in page-locked memory too (HAZEFREE_HELD_MEMORY=pinned), so that their
-      // uploads are DMA from the buffer itself, or in plain memory (the default).
-      const char* held = std::getenv("HAZEFREE_HELD_MEMORY");
-      worker.held = held && std::string(held) == "pinned" ? worker.pinned : std::make_shared<BufferCache>(huge_page_heap());
       for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
     } catch (const std::exception& e) {
       fail_all(e.what());
@@ -504,15 +499,31 @@ class LocalJob {
   }
 
   // What a worker keeps from chunk to chunk: its processors (on its GPU, in this process's
-  // context), made when first needed.
+  // context) and its frame buffers, made for its first chunk (ready_worker).
   struct Worker {
     Slot slot;
     std::unique_ptr<FrameProcessor> render;
-    std::unique_ptr<FrameProcessor> estimator;
+    std::unique_ptr<FrameProcessor> estimator;  // with an analysis
     // The frame buffers of its chunks' pools, kept from chunk to chunk.
     std::shared_ptr<BufferCache> held;
     std::shared_ptr<BufferCache> pinned;
   };
+
+  // Makes the worker's processors and buffers, once the GPUs are prepared; nothing for its later
+  // chunks. Called on any thread: the processors keep their GPU for every thread that uses them.
+  void ready_worker(Worker& worker) {
+    if (worker.render) return;
+    std::shared_future<void> gpus_ready = gpus_ready_;  // a copy for this thread
+    gpus_ready.get();  // rethrows the preparation's failure
+    use_gpu(worker.slot.gpu);
+    worker.pinned = std::make_shared<BufferCache>(BufferAllocator::pinned_or_heap());
+    // Held chunks in page-locked memory too (HAZEFREE_HELD_MEMORY=pinned), so that their
+    // uploads are DMA from the buffer itself, or in plain memory (the default).
+    const char* held = std::getenv("HAZEFREE_HELD_MEMORY");
+    worker.held = held && std::string(held) == "pinned" ? worker.pinned : std::make_shared<BufferCache>(huge_page_heap());
+    if (plan_.analysis) worker.estimator = make_estimator(processing_for(worker.slot), options_.verbose);
+    worker.render = create_processor(processing_for(worker.slot), options_.verbose);
+  }
 
   ProcessingConfig processing_for(const Slot& slot) const {
     ProcessingConfig processing = plan_settings(plan_).processing;
@@ -521,7 +532,7 @@ class LocalJob {
   }
 
   FrameProcessor& estimator_of(Worker& worker) {
-    if (!worker.estimator) worker.estimator = make_estimator(processing_for(worker.slot), options_.verbose);
+    ready_worker(worker);
     return *worker.estimator;
   }
 
@@ -534,14 +545,14 @@ class LocalJob {
     }
     RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
     chunk_run.hooks.stop = &stop_;
-    chunk_run.hooks.held_buffers = worker.held;
-    chunk_run.hooks.pinned_buffers = worker.pinned;
     if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
       chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
     if (layout_.decoder_threads > 0 && chunk_run.input_options.decoder_threads == 0)
       chunk_run.input_options.decoder_threads = layout_.decoder_threads;
     const bool on_nvdec = !chunk_run.input_options.hwdec.empty();
     if (on_nvdec) chunk_run.input_options.hwdec_device = std::max(0, worker.slot.gpu);
+    // NVDEC opens the input on the GPU, whose context takes its flags from the preparation first.
+    if (on_nvdec) ready_worker(worker);
     std::shared_ptr<BoardGate> gate;
     if (plan_.analysis) {
       gate = std::make_shared<BoardGate>(board_, task);
@@ -565,7 +576,6 @@ class LocalJob {
       analysis->line(fmt::format("analyze {}: {} taken from the render's decoding (each frame decoded once; up to {:.0f} MiB held)",
                                  task, describe_task(plan_, task), static_cast<double>(chunk_bytes) / 1048576.0));
       analysis->set_decoded("fused");
-      chunk_run.hooks.estimator = &estimator_of(worker);
       // The decoder runs ahead of the encoder, the chunk held in memory, where that publishes the
       // estimates sooner for a worker that waits for them, or where this chunk waits for its own
       // start state. A job's only worker has neither: its chunks come in time order, each start
@@ -579,8 +589,6 @@ class LocalJob {
         board_.publish(task, std::move(estimates));
       };
     }
-    if (!worker.render) worker.render = create_processor(processing_for(worker.slot), options_.verbose);
-    worker.render->reset();
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
     chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at](const FrameWritten& written) {
@@ -610,7 +618,20 @@ class LocalJob {
       render.line(fmt::format("render {}: {}{}", task, describe_task(plan_, task),
                               plan_.analysis ? (fused ? " (decoded once, with its analysis)" : "") : ""));
       render.set_decoded(on_nvdec ? "nvdec" : "cpu");
-      const RunSummary summary = run_pipeline(chunk_run, borrow_processor(*worker.render));
+      // The worker's processors and buffers are made (on its first chunk, once CUDA has started:
+      // the workers begin while the GPUs are prepared) while the pipeline opens its input, which
+      // decodes a chunk's pre-roll. The pipeline reads the hooks set here only once it has the
+      // processor (the future's result makes them visible to it).
+      std::future<std::unique_ptr<FrameProcessor>> backend =
+          std::async(std::launch::async, [this, &worker, &chunk_run, fused]() -> std::unique_ptr<FrameProcessor> {
+            ready_worker(worker);
+            chunk_run.hooks.held_buffers = worker.held;
+            chunk_run.hooks.pinned_buffers = worker.pinned;
+            if (fused) chunk_run.hooks.estimator = worker.estimator.get();
+            worker.render->reset();
+            return borrow_processor(*worker.render);
+          });
+      const RunSummary summary = run_pipeline(chunk_run, std::move(backend));
       check_chunk_rendered(dir_, plan_, task, summary);
       render.line(fmt::format("render {}: {:.1f} fps on {}", task,
                               summary.seconds > 0 ? summary.frames_out / summary.seconds : 0.0, summary.processor));
@@ -676,6 +697,7 @@ class LocalJob {
   const Layout& layout_;
   const std::int64_t frame_bytes_;
   const std::chrono::steady_clock::time_point started_;  // the job's start (before its plan)
+  const std::shared_future<void> gpus_ready_;
   StateBoard board_;
   std::vector<int> order_;
   std::size_t total_ = 0;
@@ -747,9 +769,11 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   const std::string dir = own_dir ? (output.parent_path() / ("." + output.filename().string() + ".hazefree-job")).string()
                                   : fs::absolute(job.dir).string();
   const auto started = std::chrono::steady_clock::now();
-  // CUDA starts while the input is probed and planned (on the 16-core H200 host the workers began
-  // 0.6 s into a 10 s job, 0.35 s of it CUDA's start after the plan; docs/SCALING.md).
-  std::future<void> gpus_prepared = std::async(std::launch::async, [&options, &job] { prepare_gpus(options, job); });
+  // CUDA starts while the input is probed and planned, and while the workers open their chunks
+  // (on the 32-core 2-GPU host the plan took 0.15 s, CUDA's start on both GPUs 0.5 s more;
+  // docs/SCALING.md). The workers wait for it before they make their processors.
+  const std::shared_future<void> gpus_prepared =
+      std::async(std::launch::async, [&options, &job] { prepare_gpus(options, job); }).share();
   // The frames' size (what a held chunk costs) and, for --chunks auto, their count and rate.
   io::VideoInfo video;
   {
@@ -791,7 +815,6 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
                        "(its rendered chunks are not used)\n", dir);
   if (!resumed) save_plan(dir, fresh);
   const Plan plan = load_plan(dir);
-  gpus_prepared.get();
   const std::size_t workers = layout.slots.size();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {} on {} ({}){}; job directory {}\n", plan.inputs[0].frames,
@@ -804,7 +827,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   // lie in the chunk before (dropped, as in the single run, but the decoder logs them as errors).
   // What fails still fails with hazefree's one line; -v shows FFmpeg's messages.
   if (!options.verbose) io::set_ffmpeg_log_level(io::LogLevel::silent);
-  LocalJob local(options, dir, plan, layout, bytes_per_frame, started);
+  LocalJob local(options, dir, plan, layout, bytes_per_frame, started, gpus_prepared);
   // The join copies each chunk as soon as it is rendered, beside the renders still running, so
   // that only the last chunks are left to copy after them (joined after the renders, 0.54 s of an
   // 11 s job passed at one busy core between the last render and the job's end; docs/SCALING.md).
@@ -816,6 +839,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
     finished = local.run();
   } catch (...) {
     joined.wait();  // woken by the workers' end: the job's own failure is the one to report
+    gpus_prepared.get();  // unless the GPUs' preparation failed (its own error, naming the GPU)
     throw;
   }
   if (!finished) {

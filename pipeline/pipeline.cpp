@@ -802,15 +802,20 @@ bool stop_requested() { return g_stop_requested.load(); }
 RunSummary run_pipeline(const RunOptions& options) { return run_pipeline(options, nullptr); }
 
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor) {
-  const auto created = std::chrono::steady_clock::now();
-  stop_pipe_read_end();  // created before any stop request can need it
-  check_stats_file(options.stats_path, options.input, options.output, options.output_options.overwrite);
   std::future<std::unique_ptr<FrameProcessor>> pending;
   if (processor) {
     std::promise<std::unique_ptr<FrameProcessor>> given;
     given.set_value(std::move(processor));
     pending = given.get_future();
-  } else {
+  }
+  return run_pipeline(options, std::move(pending));
+}
+
+RunSummary run_pipeline(const RunOptions& options, std::future<std::unique_ptr<FrameProcessor>> pending) {
+  const auto created = std::chrono::steady_clock::now();
+  stop_pipe_read_end();  // created before any stop request can need it
+  check_stats_file(options.stats_path, options.input, options.output, options.output_options.overwrite);
+  if (!pending.valid()) {
     // With NVDEC the backend starts after the reader: FFmpeg's CUDA device takes the GPU's
     // primary context only with its own scheduling flags, which it can set only while the
     // context does not exist yet (else "incompatible flags", depending on who came first).

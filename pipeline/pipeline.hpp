@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -78,5 +79,8 @@ int stop_request_fd();
 RunSummary run_pipeline(const RunOptions& options);
 // The same with a given processor (tests; a backend chosen by the caller).
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor);
+// The same with a processor still being made: the input opens (and decodes up to its first
+// picture) meanwhile; the options' hooks are read only once `processor` is ready.
+RunSummary run_pipeline(const RunOptions& options, std::future<std::unique_ptr<FrameProcessor>> processor);
 
 }  // namespace hazefree
