@@ -52,8 +52,8 @@ int plan_command(int argc, char** argv) {
     std::int64_t frames = 0;
     for (const InputPlan& in : plan.inputs) frames += in.frames;
     fmt::print(stderr, "hazefree: job {}: {}, {} frames in {} (tasks 0-{}){}\n", files[0],
-               counted(static_cast<std::int64_t>(plan.inputs.size()), "input"), frames,
-               counted(static_cast<std::int64_t>(plan.tasks.size()), "chunk"), plan.tasks.size() - 1,
+               counted(plan.inputs.size(), "input"), frames,
+               counted(plan.tasks.size(), "chunk"), plan.tasks.size() - 1,
                plan.analysis ? ", analysis needed" : ", no analysis (the mode carries no state)");
   }
   return 0;

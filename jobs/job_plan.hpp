@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "io/packet_reader.hpp"
@@ -19,8 +20,12 @@
 
 namespace hazefree::jobs {
 
-// A count and its noun, singular or plural: "1 chunk", "3 chunks".
-inline std::string counted(std::int64_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+// A count (any integer: a size, an int) and its noun, singular or plural: "1 chunk", "3 chunks".
+template <typename Count>
+std::string counted(Count n, const std::string& noun) {
+  static_assert(std::is_integral_v<Count>, "counted() takes an integer count");
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
 
 // The layout of DIR and of plan.json; a DIR of another version is refused by every stage but plan.
 inline constexpr int kPlanVersion = 2;  // 2: chunks cut at any frame, with their pre-roll

@@ -432,8 +432,8 @@ std::string job_status(const std::string& dir, bool as_json) {
   j["dir"] = dir;
   j["plan"] = plan.id;
   j["made_by"] = plan.made_by;
-  std::string text = fmt::format("job {} (plan {}, {}, {})\n", dir, plan.id, counted(static_cast<std::int64_t>(plan.tasks.size()), "task"),
-                                 counted(static_cast<std::int64_t>(plan.inputs.size()), "input"));
+  std::string text = fmt::format("job {} (plan {}, {}, {})\n", dir, plan.id, counted(plan.tasks.size(), "task"),
+                                 counted(plan.inputs.size(), "input"));
   text += fmt::format("{:>5}  {:<44} {:>8} {:>8}  {:<12} {:<12} {}\n", "task", "chunk", "frames", "pre-roll", "analyze", "render",
                       "decoded");
   int done = 0;

@@ -793,7 +793,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
       std::int64_t preroll = 0;
       for (const ChunkPlan& c : fresh.tasks) preroll += c.preroll;
       fmt::print(stderr, "hazefree: {}\n",
-                 fmt::format(fmt::runtime(layout.line), fmt::format("{} ({} frames of pre-roll)", counted(static_cast<std::int64_t>(fresh.tasks.size()), "chunk"), preroll)));
+                 fmt::format(fmt::runtime(layout.line), fmt::format("{} ({} frames of pre-roll)", counted(fresh.tasks.size(), "chunk"), preroll)));
     }
   } else {
     fresh = make_plan({{options.input, options.output}}, options, request);
@@ -818,7 +818,7 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   const std::size_t workers = layout.slots.size();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {} on {} ({}){}; job directory {}\n", plan.inputs[0].frames,
-               counted(static_cast<std::int64_t>(plan.tasks.size()), "chunk"), counted(static_cast<std::int64_t>(workers), "worker"),
+               counted(plan.tasks.size(), "chunk"), counted(workers, "worker"),
                layout.slots[0].gpu >= 0 ? fmt::format("GPU {}", job.gpus.empty() ? "all" : job.gpus) : "CPU",
                resumed ? ", resuming" : "", dir);
 
@@ -851,8 +851,8 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} on {}, {}\n", plan.inputs[0].frames,
-               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), counted(static_cast<std::int64_t>(plan.tasks.size()), "chunk"),
-               counted(static_cast<std::int64_t>(workers), "worker"), to_string(options.processing.mode));
+               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), counted(plan.tasks.size(), "chunk"),
+               counted(workers, "worker"), to_string(options.processing.mode));
   if (own_dir) fs::remove_all(dir, error);
   return 0;
 }
