@@ -800,6 +800,11 @@ MediaReader::Item MediaReader::read() {
     impl.first_frame_pending = false;
     if (!impl.options.other_streams_only) return Item::video_frame;
   }
+  if (impl.options.other_streams_only && !impl.other_streams_only_now && impl.video_index >= 0) {
+    // The video's packets are not wanted from here on: demuxers that can (MP4, MOV) skip them
+    // without reading them (a job's join reads the source for its audio only).
+    impl.demuxer->streams[impl.video_index]->discard = AVDISCARD_ALL;
+  }
   impl.other_streams_only_now = impl.options.other_streams_only;
   const Item item = impl.advance();
   if (item == Item::end && !impl.early_packets.empty()) {  // packets released as the input ended

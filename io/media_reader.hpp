@@ -114,7 +114,8 @@ struct InputOptions {
   // rounded down), full-range ones by v * M_out / M_in rounded (see io/depth_convert.hpp).
   int depth = 0;
   // Only the other streams' packets come out of read(): the video is described from its first
-  // picture, then its packets are dropped undecoded (a job's join takes its video elsewhere).
+  // picture, then its packets are dropped undecoded, or not read where the demuxer can skip them
+  // (MP4, MOV: the stream is discarded); a job's join takes its video elsewhere.
   bool other_streams_only = false;
 };
 

@@ -124,9 +124,11 @@ struct Layout {
 
 // The waves of --chunks auto: at most this many chunks per worker.
 constexpr int kAutoWaves = 3;
+// The threads of each encoder of --chunks auto on a GPU host (below).
+constexpr int kGpuEncoderThreads = 12;
 
 // --chunks auto. Encoders: as many x264 at once as the cores feed best, three per four cores
-// with four threads each, and each worker's decoder with two where the GPU processes. One x264
+// with twelve threads each, and each worker's decoder with two where the GPU processes. One x264
 // fed by one pipeline keeps about 11 of 16 cores busy whatever its threads; eight bare transcodes
 // at once keep 15.8 busy. On 16-core H200 hosts (docs/SCALING.md): eight workers gave 220 fps
 // with three encoder threads and automatic decoder threads, 251 with six and two; twelve workers
@@ -184,13 +186,15 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
-  // GPU workers: the encoders oversubscribe the cores three times (four threads per encoder at
-  // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle;
-  // a decoder with its automatic threads (one per core and more, each a frame in flight) would
-  // compete with them, two keep a decoder well ahead of its encoder (docs/SCALING.md,
-  // 2026-11-28). CPU workers, whose processing takes cores too: 1.5 encoder threads a core.
+  // GPU workers: twelve threads per encoder (nine threads a core at three encoders per four
+  // cores), so that an encoder waiting on its pictures leaves no core idle, and the encoders
+  // still running at the end of the job (the chunks do not end together: the pictures differ)
+  // keep every core busy until fewer than two are left; four threads each left cores idle there
+  // (docs/SCALING.md, 2026-12-03). A decoder with its automatic threads (one per core and more,
+  // each a frame in flight) would compete with them, two keep a decoder well ahead of its encoder
+  // (2026-11-28). CPU workers, whose processing takes cores too: 1.5 encoder threads a core.
   if (layout.gpus > 0) {
-    layout.encoder_threads = std::max(1, (3 * cores + workers - 1) / workers);
+    layout.encoder_threads = kGpuEncoderThreads;
     layout.decoder_threads = 2;
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
@@ -396,6 +400,7 @@ class LocalJob {
     std::vector<std::thread> workers;
     for (std::size_t w = 0; w < layout_.slots.size(); ++w) {
       workers.emplace_back([this, w, &done_pipe] {
+        name_this_thread("hf-worker");  // its encoder's threads take the name too
         work(layout_.slots[w]);
         (void)!write(done_pipe[1], "x", 1);
       });
@@ -490,9 +495,17 @@ class LocalJob {
 
   void work(const Slot& slot) {
     try {
-      Worker worker;
-      worker.slot = slot;
-      for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
+      std::chrono::steady_clock::time_point last_chunk_ended;
+      {
+        Worker worker;
+        worker.slot = slot;
+        for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
+        last_chunk_ended = std::chrono::steady_clock::now();
+      }  // its processors and buffers freed
+      if (options_.verbose)
+        say(fmt::format("a worker ended {:.2f} s, {:.0f} ms after its last chunk (its processors and buffers freed)",
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(),
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_chunk_ended).count()));
     } catch (const std::exception& e) {
       fail_all(e.what());
     }
@@ -504,8 +517,10 @@ class LocalJob {
     Slot slot;
     std::unique_ptr<FrameProcessor> render;
     std::unique_ptr<FrameProcessor> estimator;  // with an analysis
-    // The frame buffers of its chunks' pools, kept from chunk to chunk.
-    std::shared_ptr<BufferCache> held;
+    // The frame buffers of its chunks' pools, kept from chunk to chunk: the held chunks' in plain
+    // memory (page-locked, gigabytes of them cost more than they save: docs/SCALING.md), taken
+    // before the backend is ready (a chunk decodes into them meanwhile); the lanes' page-locked.
+    std::shared_ptr<BufferCache> held = std::make_shared<BufferCache>(huge_page_heap());
     std::shared_ptr<BufferCache> pinned;
   };
 
@@ -517,10 +532,6 @@ class LocalJob {
     gpus_ready.get();  // rethrows the preparation's failure
     use_gpu(worker.slot.gpu);
     worker.pinned = std::make_shared<BufferCache>(BufferAllocator::pinned_or_heap());
-    // Held chunks in page-locked memory too (HAZEFREE_HELD_MEMORY=pinned), so that their
-    // uploads are DMA from the buffer itself, or in plain memory (the default).
-    const char* held = std::getenv("HAZEFREE_HELD_MEMORY");
-    worker.held = held && std::string(held) == "pinned" ? worker.pinned : std::make_shared<BufferCache>(huge_page_heap());
     if (plan_.analysis) worker.estimator = make_estimator(processing_for(worker.slot), options_.verbose);
     worker.render = create_processor(processing_for(worker.slot), options_.verbose);
   }
@@ -620,12 +631,13 @@ class LocalJob {
       render.set_decoded(on_nvdec ? "nvdec" : "cpu");
       // The worker's processors and buffers are made (on its first chunk, once CUDA has started:
       // the workers begin while the GPUs are prepared) while the pipeline opens its input, which
-      // decodes a chunk's pre-roll. The pipeline reads the hooks set here only once it has the
-      // processor (the future's result makes them visible to it).
+      // decodes a chunk's pre-roll, and a held chunk decodes into its held frames. The pipeline
+      // reads the hooks set here only once it has the processor (the future's result makes them
+      // visible to it).
+      chunk_run.hooks.held_buffers = worker.held;
       std::future<std::unique_ptr<FrameProcessor>> backend =
           std::async(std::launch::async, [this, &worker, &chunk_run, fused]() -> std::unique_ptr<FrameProcessor> {
             ready_worker(worker);
-            chunk_run.hooks.held_buffers = worker.held;
             chunk_run.hooks.pinned_buffers = worker.pinned;
             if (fused) chunk_run.hooks.estimator = worker.estimator.get();
             worker.render->reset();
@@ -847,13 +859,19 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
     fmt::print(stderr, "hazefree: interrupted; the finished chunks are kept in {}: the same command resumes the job\n", dir);
     return 130;
   }
+  const auto since_start = [&started] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const double workers_ended = since_start();
   joined.get();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = since_start();
   if (!options.quiet)
     fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} on {}, {}\n", plan.inputs[0].frames,
                seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), counted(plan.tasks.size(), "chunk"),
                counted(workers, "worker"), to_string(options.processing.mode));
   if (own_dir) fs::remove_all(dir, error);
+  // Where the job's end went: the workers' teardown, the join of the last chunks, the directory.
+  if (options.verbose)
+    fmt::print(stderr, "hazefree: job's end: workers ended {:.2f}, join ended {:.2f}, job directory removed {:.2f} s\n",
+               workers_ended, seconds, since_start());
   return 0;
 }
 

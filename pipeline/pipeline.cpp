@@ -164,14 +164,28 @@ class Pipeline {
       : created_(created),
         options_(options),
         reader_(open_reader(options)),
-        processor_(processor.get()),
         // A held chunk's frames are bounded by its pool; the packets between them by nothing else.
         in_queue_(options.hooks.hold_frames > 0 ? SIZE_MAX / 2 : static_cast<std::size_t>(options.queue_depth)),
         estimate_queue_(static_cast<std::size_t>(options.queue_depth)),
         out_queue_(static_cast<std::size_t>(options.queue_depth)) {
-    const auto opened = std::chrono::steady_clock::now();  // the input open, the backend ready
     const io::VideoInfo& video = reader_.video();
     const PixelFormat format = video.format;
+    // A held chunk's frames (a job's chunk waiting for its start state) take plain heap memory, as
+    // much as the chunk turns out to need: pinning gigabytes would cost more than the pageable
+    // uploads it saves on a host whose encoders, not the GPU, set the pace. They need no backend,
+    // so the chunk decodes into them while its backend is still being made (a job's first chunks:
+    // CUDA's start, half a second in which its cores would otherwise wait).
+    const std::size_t hold = static_cast<std::size_t>(std::max<std::int64_t>(0, options.hooks.hold_frames));
+    if (hold > 0) {
+      // The chunk's frames, and the estimator's stage and queue more (they come back to the pool
+      // only once the start state has come).
+      const std::size_t queued = static_cast<std::size_t>(options.queue_depth) + 1;
+      in_pool_.emplace(hold + queued, format, video.width, video.height,
+                       options.hooks.held_buffers ? options.hooks.held_buffers->allocator() : huge_page_heap(), video.depth, queued);
+      read_ahead(processor, hold);
+    }
+    processor_ = processor.get();
+    const auto opened = std::chrono::steady_clock::now();  // the input open, the backend ready
     if (options.processing.backend == Backend::automatic && processor_->lanes() > 0 && !video.on_device)
       try_gpu_or_fall_back();
     if (options.hooks.start_state) processor_->set_temporal_state(*options.hooks.start_state);
@@ -188,17 +202,8 @@ class Pipeline {
     const BufferAllocator allocator = lanes_ == 0                ? BufferAllocator::heap()
                                       : options.hooks.pinned_buffers ? options.hooks.pinned_buffers->allocator()
                                                                : BufferAllocator::pinned_or_heap();
-    // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it. A
-    // held chunk's frames (a job's chunk waiting for its start state) take plain heap memory, as
-    // much as the chunk turns out to need: pinning gigabytes would cost more than the pageable
-    // uploads it saves on a host whose encoders, not the GPU, set the pace.
-    const std::size_t hold = static_cast<std::size_t>(std::max<std::int64_t>(0, options.hooks.hold_frames));
-    if (hold > 0) {
-      // The estimator stage holds a frame and its queue more.
-      const std::size_t held_pool = pool_size + hold + static_cast<std::size_t>(options.queue_depth) + 1;
-      in_pool_.emplace(held_pool, format, video.width, video.height,
-                       options.hooks.held_buffers ? options.hooks.held_buffers->allocator() : huge_page_heap(), video.depth, pool_size);
-    } else {
+    // Buffers at the frames' depth (two bytes a sample above 8 bits); the output keeps it.
+    if (hold == 0) {
       in_pool_.emplace(pool_size + (options.hooks.estimator ? static_cast<std::size_t>(options.queue_depth) + 1 : 0), format,
                        video.width, video.height, allocator, video.depth);
     }
@@ -226,11 +231,12 @@ class Pipeline {
     if (options.verbose) {
       const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
       fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms "
-                         "(input and backend {:.0f}, frame buffers {:.0f}, encoder {:.0f})\n",
+                         "(input and backend {:.0f}, frame buffers {:.0f}, encoder {:.0f}){}\n",
                  io::redact_urls(options.input), video.width, video.height, video.codec_name, video.source_pixel_format,
                  format_name(format, video.depth), io::redact_urls(options.output),
                  processor_->description(), lanes_, ms(created_, std::chrono::steady_clock::now()), ms(created_, opened),
-                 ms(opened, pooled), ms(pooled, encoder_opened));
+                 ms(opened, pooled), ms(pooled, encoder_opened),
+                 read_ahead_.empty() ? "" : fmt::format("; {} frames decoded meanwhile", std::count_if(read_ahead_.begin(), read_ahead_.end(), is_frame)));
     }
   }
 
@@ -239,7 +245,10 @@ class Pipeline {
   // memory at a large size, a GPU that fails to initialise its kernels), the CPU backend takes
   // over with a warning instead of the run failing.
   void try_gpu_or_fall_back() {
-    const ImageView& first = reader_.frame().view;
+    // The reader's picture, or a held chunk's first frame when it decoded ahead (the reader may
+    // have reached its end).
+    const auto ahead = std::find_if(read_ahead_.begin(), read_ahead_.end(), is_frame);
+    const ImageView& first = ahead != read_ahead_.end() ? ahead->frame->view : reader_.frame().view;
     try {
       Image scratch(first.format, first.width, first.height, 64, first.depth);
       processor_->process(first, scratch.view());
@@ -255,12 +264,21 @@ class Pipeline {
   RunSummary run() {
     const auto start = std::chrono::steady_clock::now();
     std::thread decoder([this] {
+      name_this_thread("hf-decode");
       ReadingThread registration;
       guarded([this] { decode_loop(); });
     });
-    std::thread encoder([this] { guarded([this] { encode_loop(); }); });
+    std::thread encoder([this] {
+      name_this_thread("hf-encode");
+      guarded([this] { encode_loop(); });
+    });
     std::thread estimator;
-    if (options_.hooks.estimator) estimator = std::thread([this] { guarded([this] { estimate_loop(); }); });
+    if (options_.hooks.estimator) {
+      estimator = std::thread([this] {
+        name_this_thread("hf-estimate");
+        guarded([this] { estimate_loop(); });
+      });
+    }
     guarded([this] { process_loop(); });
     decoder.join();
     if (estimator.joinable()) estimator.join();
@@ -355,21 +373,59 @@ class Pipeline {
   static bool is_frame(const WorkItem& item) { return item.frame != nullptr; }
 
   void decode_loop() {
+    for (WorkItem& work : std::exchange(read_ahead_, {})) {
+      if (!decoded_queue().push(work)) {
+        in_pool_->release(work.frame);
+        return;
+      }
+    }
+    while (!read_ahead_ended_) {
+      std::optional<WorkItem> work = read_work_item();
+      if (!work) {
+        if (frame_pool_closed_) return;  // aborted
+        break;
+      }
+      if (!decoded_queue().push(*work)) {
+        in_pool_->release(work->frame);
+        return;
+      }
+    }
+    decoded_queue().close();
+  }
+
+  // A held chunk decodes into its held frames until its backend is ready (or the chunk is all
+  // decoded); the decoder thread hands them on first.
+  void read_ahead(std::future<std::unique_ptr<FrameProcessor>>& processor, std::size_t hold) {
+    std::size_t frames = 0;
+    while (frames < hold && processor.wait_for(std::chrono::seconds(0)) == std::future_status::timeout) {
+      std::optional<WorkItem> work = read_work_item();
+      if (!work) {
+        read_ahead_ended_ = true;
+        return;
+      }
+      if (work->frame) ++frames;
+      read_ahead_.push_back(std::move(*work));
+    }
+  }
+
+  // The input's next packet or decoded frame (in a buffer of the pool); nothing at its end, at a
+  // stop request, or once the pool is closed (another stage failed: frame_pool_closed_).
+  std::optional<WorkItem> read_work_item() {
     for (;;) {
-      if (g_stop_requested.load() || stop_asked()) break;
+      if (g_stop_requested.load() || stop_asked()) return std::nullopt;
       const std::int64_t t0 = steady_us();
       io::MediaReader::Item item = io::MediaReader::Item::end;
       try {
         item = reader_.read();
       } catch (const io::IoError& e) {
         if (!may_reconnect() || reader_.interrupted()) throw;
-        if (!reconnect(e.what())) break;
+        if (!reconnect(e.what())) return std::nullopt;
         continue;
       }
       decode_busy_us_ += steady_us() - t0;
       if (item == io::MediaReader::Item::end) {
-        if (reader_.interrupted() || g_stop_requested.load() || stop_asked() || !may_reconnect()) break;
-        if (!reconnect(options_.input + ": the source ended")) break;
+        if (reader_.interrupted() || g_stop_requested.load() || stop_asked() || !may_reconnect()) return std::nullopt;
+        if (!reconnect(options_.input + ": the source ended")) return std::nullopt;
         continue;
       }
       WorkItem work;
@@ -378,31 +434,30 @@ class Pipeline {
         if (options_.live) {
           if (PooledFrame* frame = drop_oldest_if_full()) in_pool_->release(frame);
         }
+        return work;
+      }
+      const io::DecodedFrame& decoded = reader_.frame();
+      PooledFrame* frame = acquire_input_frame();
+      if (!frame) {
+        frame_pool_closed_ = true;
+        return std::nullopt;
+      }
+      if (decoded.device_picture) {
+        work.device_picture = decoded.device_picture;
+        work.device_view = decoded.view;
       } else {
-        const io::DecodedFrame& decoded = reader_.frame();
-        PooledFrame* frame = acquire_input_frame();
-        if (!frame) return;  // aborted
-        if (decoded.device_picture) {
-          work.device_picture = decoded.device_picture;
-          work.device_view = decoded.view;
-        } else {
-          const std::int64_t t1 = steady_us();
-          copy_image(decoded.view, frame->view);
-          decode_busy_us_ += steady_us() - t1;
-        }
-        frame->pts = decoded.pts;
-        frame->duration = decoded.duration;
-        frame->capture_us = decoded.capture_us ? decoded.capture_us : steady_us();
-        frame->index = frames_in_++;
-        work.frame = frame;
-        work.restart = std::exchange(restart_pending_, false);
+        const std::int64_t t1 = steady_us();
+        copy_image(decoded.view, frame->view);
+        decode_busy_us_ += steady_us() - t1;
       }
-      if (!decoded_queue().push(work)) {
-        in_pool_->release(work.frame);
-        return;
-      }
+      frame->pts = decoded.pts;
+      frame->duration = decoded.duration;
+      frame->capture_us = decoded.capture_us ? decoded.capture_us : steady_us();
+      frame->index = frames_in_++;
+      work.frame = frame;
+      work.restart = std::exchange(restart_pending_, false);
+      return work;
     }
-    decoded_queue().close();
   }
 
   // The queue the decoder fills: the estimator's when there is one, else the processing's.
@@ -719,6 +774,11 @@ class Pipeline {
   std::atomic<bool> start_state_applied_{false};  // set by the processing stage, read by the decoder
   std::optional<FramePool> in_pool_;
   std::optional<FramePool> out_pool_;
+  // What a held chunk decoded while its backend was being made (read_ahead), and whether that
+  // reached the input's end; the decoder thread's from then on.
+  std::vector<WorkItem> read_ahead_;
+  bool read_ahead_ended_ = false;
+  bool frame_pool_closed_ = false;  // the decoder's: acquiring a frame failed (an abort)
   Image result_;
   std::optional<io::MediaWriter> writer_;
   std::optional<Progress> progress_;
@@ -796,6 +856,8 @@ void request_stop() {
 void set_stop_wake_signal(int signal_number) { g_wake_signal.store(signal_number); }
 
 int stop_request_fd() { return stop_pipe_read_end(); }
+
+void name_this_thread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 bool stop_requested() { return g_stop_requested.load(); }
 

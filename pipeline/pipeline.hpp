@@ -74,13 +74,17 @@ void set_stop_wake_signal(int signal_number);
 // A descriptor that becomes readable at the first stop request (poll() it beside others, as the
 // local job runner does to wake the chunks waiting for their start state).
 int stop_request_fd();
+// Names the calling thread (at most 15 characters shown) for top, ps and debuggers: the
+// pipeline's decoder, estimator and encoder threads and a job's workers are named.
+void name_this_thread(const char* name);
 
 // Runs the whole job; throws io::IoError / std::runtime_error with a one-line message.
 RunSummary run_pipeline(const RunOptions& options);
 // The same with a given processor (tests; a backend chosen by the caller).
 RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcessor> processor);
 // The same with a processor still being made: the input opens (and decodes up to its first
-// picture) meanwhile; the options' hooks are read only once `processor` is ready.
+// picture) meanwhile, and a held chunk (hooks.hold_frames) decodes into its held frames
+// (hooks.held_buffers); the options' other hooks are read only once `processor` is ready.
 RunSummary run_pipeline(const RunOptions& options, std::future<std::unique_ptr<FrameProcessor>> processor);
 
 }  // namespace hazefree

@@ -47,10 +47,8 @@ if [[ ${PARTS:-0} == 1 ]]; then
   exit 0
 fi
 row "single run" job "$input" /tmp/prof-single.mp4
-row "--chunks auto (held frames in plain memory)" job --chunks auto "$input" /tmp/prof-auto.mp4
-row "--chunks auto (held frames page-locked)" env HAZEFREE_HELD_MEMORY=pinned "$HF" -y -q -b cuda --preset veryfast --crf 23 --chunks auto "$input" /tmp/prof-auto-pinned.mp4
+row "--chunks auto" job --chunks auto "$input" /tmp/prof-auto.mp4
 row "--chunks 24, 8 workers" job --chunks 24 --workers-per-gpu 8 "$input" /tmp/prof-w8.mp4
-row "--chunks 24, 8 workers, held frames page-locked" env HAZEFREE_HELD_MEMORY=pinned "$HF" -y -q -b cuda --preset veryfast --crf 23 --chunks 24 --workers-per-gpu 8 "$input" /tmp/prof-w8-pinned.mp4
 row "--chunks 24, 8 workers, two-pass (--job-memory 1)" job --chunks 24 --workers-per-gpu 8 --job-memory 1 "$input" /tmp/prof-w8-2pass.mp4
 row "bare ffmpeg x264, 1 at once" bare 1
 K=8 row "bare ffmpeg x264, 8 at once" bare 8

@@ -3,14 +3,18 @@
 // output order, frame count, packets and pixels must be those of the one-frame-at-a-time run.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "io/media_reader.hpp"
 #include "kernels/processor.hpp"
+#include "pipeline/frame_pool.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/pipeline.hpp"
 #include "support/test_support.hpp"
@@ -264,4 +268,55 @@ TEST_CASE("pipeline held chunk: a failing estimator cancels the gate and the run
   CHECK_THROWS_WITH(run_pipeline(held, make_cpu_processor(DeferredLanes::config())),
                     doctest::Contains("cannot estimate"));
   CHECK_FALSE(std::filesystem::exists(held.output));
+}
+
+TEST_CASE("pipeline held chunk: decodes into its held frames while its processor is still being made") {
+  const std::string dir = test::temp_dir("pipeline-held-ahead");
+  const ProcessingConfig config = DeferredLanes::config();
+  const RunOptions whole = options_for(dir + "/whole.mkv");
+  REQUIRE(run_pipeline(whole, make_cpu_processor(config)).frames_out == 100);
+  // The processor comes only once the held frames' allocator has handed out `ahead` buffers: the
+  // chunk decoded that many frames before it had a processor (all of them, then 30 of 100 with
+  // the rest decoded as usual). The frames and the estimates are the whole run's either way.
+  for (const int ahead : {100, 30}) {
+    CAPTURE(ahead);
+    std::mutex mutex;
+    std::condition_variable allocated;
+    int buffers = 0;
+    BufferAllocator counting = BufferAllocator::heap();
+    counting.allocate = [&, heap = BufferAllocator::heap()](std::size_t bytes) {
+      void* p = heap.allocate(bytes);
+      std::lock_guard lock(mutex);
+      ++buffers;
+      allocated.notify_all();
+      return p;
+    };
+    RunOptions held = options_for(dir + "/ahead" + std::to_string(ahead) + ".mkv");
+    auto gate = std::make_shared<HeldGate>();
+    auto estimator = make_cpu_processor(config);
+    std::vector<FrameEstimate> published;
+    held.hooks.start_gate = gate;
+    held.hooks.hold_frames = 100;
+    held.hooks.held_buffers = std::make_shared<BufferCache>(counting);
+    held.hooks.estimator = estimator.get();
+    held.hooks.publish_estimates = [&](std::vector<FrameEstimate>&& estimates) {
+      published = std::move(estimates);
+      gate->release(TemporalState{});
+    };
+    std::promise<std::unique_ptr<FrameProcessor>> made;
+    bool reached = false;
+    std::thread maker([&] {
+      {
+        std::unique_lock lock(mutex);
+        reached = allocated.wait_for(lock, std::chrono::seconds(20), [&] { return buffers >= ahead; });
+      }
+      made.set_value(make_cpu_processor(config));
+    });
+    const RunSummary r = run_pipeline(held, made.get_future());
+    maker.join();
+    CHECK(reached);
+    CHECK(r.frames_out == 100);
+    CHECK(published.size() == 100);
+    CHECK(frames_of(held.output) == frames_of(whole.output));
+  }
 }
