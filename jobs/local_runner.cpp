@@ -124,11 +124,9 @@ struct Layout {
 
 // The waves of --chunks auto: at most this many chunks per worker.
 constexpr int kAutoWaves = 3;
-// The threads of each encoder of --chunks auto on a GPU host (below).
-constexpr int kGpuEncoderThreads = 12;
 
 // --chunks auto. Encoders: as many x264 at once as the cores feed best, three per four cores
-// with twelve threads each, and each worker's decoder with two where the GPU processes. One x264
+// with four threads each, and each worker's decoder with two where the GPU processes. One x264
 // fed by one pipeline keeps about 11 of 16 cores busy whatever its threads; eight bare transcodes
 // at once keep 15.8 busy. On 16-core H200 hosts (docs/SCALING.md): eight workers gave 220 fps
 // with three encoder threads and automatic decoder threads, 251 with six and two; twelve workers
@@ -186,15 +184,15 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
-  // GPU workers: twelve threads per encoder (nine threads a core at three encoders per four
-  // cores), so that an encoder waiting on its pictures leaves no core idle, and the encoders
-  // still running at the end of the job (the chunks do not end together: the pictures differ)
-  // keep every core busy until fewer than two are left; four threads each left cores idle there
-  // (docs/SCALING.md, 2026-12-03). A decoder with its automatic threads (one per core and more,
-  // each a frame in flight) would compete with them, two keep a decoder well ahead of its encoder
-  // (2026-11-28). CPU workers, whose processing takes cores too: 1.5 encoder threads a core.
+  // GPU workers: the encoders oversubscribe the cores three times (four threads per encoder at
+  // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle;
+  // twelve threads each, so that the encoders still running at the job's end would keep the cores
+  // busy, measured no faster (docs/SCALING.md, 2026-12-03). A decoder with its automatic threads
+  // (one per core and more, each a frame in flight) would compete with them, two keep a decoder
+  // well ahead of its encoder (2026-11-28). CPU workers, whose processing takes cores too: 1.5
+  // encoder threads a core.
   if (layout.gpus > 0) {
-    layout.encoder_threads = kGpuEncoderThreads;
+    layout.encoder_threads = std::max(1, (3 * cores + workers - 1) / workers);
     layout.decoder_threads = 2;
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
