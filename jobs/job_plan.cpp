@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "io/logging.hpp"
 #include "io/packet_reader.hpp"
 #include "jobs/job_files.hpp"
 #include "kernels/temporal_state.hpp"
@@ -91,6 +92,10 @@ std::vector<std::int64_t> choose_starts(const std::string& input, const std::vec
       chosen.insert(target);
     }
   } else {
+    // A chunk holds a frame at least: more chunks than frames give one chunk per frame, said.
+    if (request.chunks > frames)
+      io::warning(fmt::format("{}: --chunks {}: it has {}, so {} of one frame each", input, request.chunks,
+                              counted(frames, "frame"), counted(frames, "chunk")));
     const auto n = static_cast<int>(std::min<std::int64_t>(std::max(1, request.chunks), frames));
     for (const std::int64_t cut : chunk_boundaries(frames, n, request.workers, keyframes)) chosen.insert(cut);
   }

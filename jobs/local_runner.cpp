@@ -185,9 +185,9 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
   // GPU workers: the encoders oversubscribe the cores three times (four threads per encoder at
-  // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle;
-  // twelve threads each, so that the encoders still running at the job's end would keep the cores
-  // busy, measured no faster (docs/SCALING.md, 2026-12-03). A decoder with its automatic threads
+  // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle
+  // (twelve each, for the encoders still running at the job's end, were faster on one host and
+  // slower on another: docs/SCALING.md, 2026-12-03). A decoder with its automatic threads
   // (one per core and more, each a frame in flight) would compete with them, two keep a decoder
   // well ahead of its encoder (2026-11-28). CPU workers, whose processing takes cores too: 1.5
   // encoder threads a core.

@@ -139,6 +139,23 @@ TEST_CASE("job chunks: -ss and -t: the job covers only the span, frames identica
   CHECK(in_tasks == frames);
 }
 
+TEST_CASE("job chunks: --chunks above the frame count gives a chunk per frame and says so") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-more-chunks-" + std::to_string(getpid()));
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("job plan " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/out.mkv") +
+                                       " --backend cpu --chunks 100");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("--chunks 100: it has 75 frames, so 75 chunks of one frame each") != std::string::npos, r.err);
+  const nlohmann::json plan = read_plan(dir + "/job");
+  CHECK(plan.at("tasks").size() == 75);
+  // Within the frame count nothing is said.
+  const CommandResult fits = run_hazefree("job plan " + q(dir + "/job2") + " " + q(clip.path) + " " + q(dir + "/out.mkv") +
+                                          " --backend cpu --chunks 75");
+  REQUIRE_MESSAGE(fits.status == 0, fits.err);
+  CHECK(fits.err.find("warning") == std::string::npos);
+}
+
 TEST_CASE("job chunks: closed GOPs (IDR keyframes, decoding starts at the chunk itself) with B-frames") {
   const std::string dir = temp_dir("jobs-closed-" + std::to_string(getpid()));
   const std::string clip = dir + "/closed.mkv";
