@@ -340,9 +340,12 @@ const std::map<std::string, std::pair<std::string, std::string>>& ffmpeg_value_s
   return spellings;
 }
 
+// The pipe carries the audio too (NUT holds raw video and the source's audio; hazefree copies the
+// audio of its input as from a file).
 const char* const kPipeFilters =
-    "hazefree is the filter; for other filters pipe through ffmpeg: ffmpeg -i IN -vf FILTERS -f yuv4mpegpipe - | "
-    "hazefree - OUT, or use hazefree inside ffmpeg's graph: ffmpeg -i IN -vf frei0r=hazefree_dehaze,FILTERS OUT";
+    "hazefree is the filter; for other filters pipe through ffmpeg (the audio kept): ffmpeg -i IN -vf FILTERS "
+    "-c:v rawvideo -c:a copy -f nut - | hazefree - OUT, or use hazefree inside ffmpeg's graph: "
+    "ffmpeg -i IN -vf frei0r=hazefree_dehaze,FILTERS OUT";
 
 // Whether ffmpeg's frei0r filter finds hazefree's plugin, looking where FFmpeg looks: each folder
 // of FREI0R_PATH, ~/.frei0r-1/lib, then the system's frei0r-1 folders.

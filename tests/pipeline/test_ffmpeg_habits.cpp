@@ -103,6 +103,34 @@ TEST_CASE("ffmpeg habits: ffmpeg's spellings give the same output as the long op
   CHECK(!decode_media(dir + "/copy.mkv").audio_packets.empty());
 }
 
+TEST_CASE("ffmpeg habits: the pipe that the -vf refusal names runs as written and keeps the audio") {
+  const std::string dir = temp_dir("habits-vf-pipe");
+  const std::string out = dir + "/piped.mp4";
+  const CommandResult refused = run_hazefree("-b cpu -vf scale=64:48 " + q(tiny_clip()) + " " + q(out));
+  REQUIRE(refused.status == 2);
+  // The command between "pipe through ffmpeg (the audio kept): " and ", or use", with its words
+  // IN, FILTERS and OUT filled in, and this build's hazefree on the CPU backend.
+  const std::string lead = "pipe through ffmpeg (the audio kept): ";
+  const std::size_t from = refused.err.find(lead);
+  REQUIRE_MESSAGE(from != std::string::npos, refused.err);
+  const std::size_t to = refused.err.find(", or use", from);
+  REQUIRE(to != std::string::npos);
+  std::string command = refused.err.substr(from + lead.size(), to - from - lead.size());
+  const auto fill = [&command](const std::string& word, const std::string& with) {
+    const std::size_t at = command.find(word);
+    REQUIRE_MESSAGE(at != std::string::npos, command);
+    command.replace(at, word.size(), with);
+  };
+  fill("ffmpeg -i IN ", "ffmpeg -v error -i " + q(tiny_clip()) + " ");
+  fill("FILTERS ", "scale=64:48 ");
+  fill("| hazefree - OUT", "| '" + std::string(HAZEFREE_BINARY) + "' -q -y -b cpu - " + q(out));
+  REQUIRE_MESSAGE(run_program("{ " + command + "; }") == 0, command);
+  const DecodedMedia piped = decode_media(out), source = decode_media(tiny_clip());
+  CHECK(piped.frame_hashes.size() == source.frame_hashes.size());
+  CHECK(!piped.audio_packets.empty());
+  CHECK(piped.audio_packets.size() == source.audio_packets.size());
+}
+
 TEST_CASE("ffmpeg habits: an ffmpeg option without a meaning here is one line naming what to use, status 2, no file") {
   const std::string dir = temp_dir("habits-refused");
   const std::string out = dir + "/out.mp4";
