@@ -379,12 +379,10 @@ class Pipeline {
         return;
       }
     }
+    // The input's end, a stop, or an abort (whose queues are closed already: closing is harmless).
     while (!read_ahead_ended_) {
       std::optional<WorkItem> work = read_work_item();
-      if (!work) {
-        if (frame_pool_closed_) return;  // aborted
-        break;
-      }
+      if (!work) break;
       if (!decoded_queue().push(*work)) {
         in_pool_->release(work->frame);
         return;
@@ -409,7 +407,7 @@ class Pipeline {
   }
 
   // The input's next packet or decoded frame (in a buffer of the pool); nothing at its end, at a
-  // stop request, or once the pool is closed (another stage failed: frame_pool_closed_).
+  // stop request, or once the pool is closed (another stage failed).
   std::optional<WorkItem> read_work_item() {
     for (;;) {
       if (g_stop_requested.load() || stop_asked()) return std::nullopt;
@@ -438,10 +436,7 @@ class Pipeline {
       }
       const io::DecodedFrame& decoded = reader_.frame();
       PooledFrame* frame = acquire_input_frame();
-      if (!frame) {
-        frame_pool_closed_ = true;
-        return std::nullopt;
-      }
+      if (!frame) return std::nullopt;
       if (decoded.device_picture) {
         work.device_picture = decoded.device_picture;
         work.device_view = decoded.view;
@@ -778,7 +773,6 @@ class Pipeline {
   // reached the input's end; the decoder thread's from then on.
   std::vector<WorkItem> read_ahead_;
   bool read_ahead_ended_ = false;
-  bool frame_pool_closed_ = false;  // the decoder's: acquiring a frame failed (an abort)
   Image result_;
   std::optional<io::MediaWriter> writer_;
   std::optional<Progress> progress_;
