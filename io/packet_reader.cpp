@@ -15,7 +15,7 @@ struct PacketReader::Impl {
   int video_index = -1;
 };
 
-PacketReader::PacketReader(const std::string& url) : impl_(std::make_unique<Impl>()) {
+PacketReader::PacketReader(const std::string& url, Opening opening) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.name = url;
   std::error_code error;
@@ -24,8 +24,10 @@ PacketReader::PacketReader(const std::string& url) : impl_(std::make_unique<Impl
   int result = avformat_open_input(&context, url.c_str(), nullptr, nullptr);
   if (result < 0) throw_io(url, av_error_text(result));
   m.demuxer.reset(context);
-  result = avformat_find_stream_info(context, nullptr);
-  if (result < 0) throw_io(url, "cannot read the stream parameters", result);
+  if (opening == Opening::probed) {
+    result = avformat_find_stream_info(context, nullptr);
+    if (result < 0) throw_io(url, "cannot read the stream parameters", result);
+  }
   result = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (result < 0) throw_io(url, "no video stream");
   m.video_index = result;

@@ -16,7 +16,11 @@ namespace hazefree::io {
 
 class PacketReader {
  public:
-  explicit PacketReader(const std::string& url);  // throws IoError naming the file
+  // What opening reads: `probed`, for any file, also reads and decodes its first packets for what
+  // the header leaves out (a transport stream's streams are known only that way); `header`, for
+  // files whose header describes their video stream (a job's MOV chunks), reads no packet.
+  enum class Opening { probed, header };
+  explicit PacketReader(const std::string& url, Opening opening = Opening::probed);  // throws IoError naming the file
   ~PacketReader();
   PacketReader(const PacketReader&) = delete;
   PacketReader& operator=(const PacketReader&) = delete;

@@ -34,6 +34,7 @@
 
 #include "io/logging.hpp"
 #include "io/media_reader.hpp"
+#include "jobs/end_pacer.hpp"
 #include "jobs/job_command.hpp"
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
@@ -340,6 +341,15 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
   }
 }
 
+// The last wave's renders end together (EndPacer): one waits while it is more than this many
+// frames ahead of another, and while enough others encode to fill the cores without it.
+constexpr std::int64_t kPaceMargin = 4;
+int others_to_fill_cores(const Layout& layout) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = layout.encoder_threads > 0 ? layout.encoder_threads : cores;  // 0: x264's own, about the cores
+  return (cores + threads - 1) / threads;
+}
+
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
  public:
@@ -347,7 +357,7 @@ class LocalJob {
   LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame,
            std::chrono::steady_clock::time_point started, std::shared_future<void> gpus_ready)
       : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), started_(started),
-        gpus_ready_(std::move(gpus_ready)), board_(dir_, plan_) {
+        gpus_ready_(std::move(gpus_ready)), board_(dir_, plan_), pacer_(others_to_fill_cores(layout), kPaceMargin) {
     // In time order within each input (chunk 0 of every input first, longest first among equal
     // numbers): a chunk's earlier chunks are always taken before it, so a worker waiting for a
     // start state waits for work that is running.
@@ -460,7 +470,9 @@ class LocalJob {
   int next_task() {
     std::lock_guard lock(mutex_);
     if (stop_.load() || next_ >= order_.size()) return -1;
-    return order_[next_++];
+    const int task = order_[next_++];
+    if (next_ == order_.size()) pacer_.last_wave();
+    return task;
   }
 
   void say(const std::string& line) {
@@ -600,12 +612,20 @@ class LocalJob {
     }
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at](const FrameWritten& written) {
+    double paused = 0.0;       // seconds its encoder waited for the renders behind it (EndPacer)
+    chunk_run.hooks.on_frame_written = [this, task, &c, &render, &counted, &paused, &first_written_at](const FrameWritten& written) {
       if (counted == 0) first_written_at = std::chrono::steady_clock::now();
       frames_this_run_ += written.frames - counted;
       counted = written.frames;
       render.progress(written.frames);
+      pacer_.wrote(task, c.frames - written.frames);
+      paused += pacer_.wait(task, stop_);
     };
+    struct Paced {  // however the render ends, no other render waits for it
+      EndPacer& pacer;
+      int task;
+      ~Paced() { pacer.ended(task); }
+    } paced{pacer_, task};
     // The chunk counted as running while it renders; a render that fails takes its frames back
     // (its chunk is rendered again).
     struct Running {
@@ -650,11 +670,12 @@ class LocalJob {
         const auto at = [this](const std::optional<std::chrono::steady_clock::time_point>& t) {
           return t ? fmt::format("{:.2f}", std::chrono::duration<double>(*t - started_).count()) : std::string("-");
         };
-        say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
+        say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s, "
+                        "paused {:.2f} s for the renders behind; "
                         "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms; "
                         "pre-roll: {} of {} pictures decoded",
                         task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
-                        at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
+                        at(std::chrono::steady_clock::now()), paused, summary.decode_ms, summary.estimate_ms, summary.process_ms,
                         summary.encode_ms, summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
       }
       render.done(summary.frames_out);
@@ -709,6 +730,7 @@ class LocalJob {
   const std::chrono::steady_clock::time_point started_;  // the job's start (before its plan)
   const std::shared_future<void> gpus_ready_;
   StateBoard board_;
+  EndPacer pacer_;
   std::vector<int> order_;
   std::size_t total_ = 0;
   std::mutex mutex_;

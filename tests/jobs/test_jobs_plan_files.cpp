@@ -92,4 +92,30 @@ TEST_CASE("job plan: a setting holding a quote, a backslash and non-ASCII comes 
   CHECK(r.out == text);
 }
 
+// The join reads the later chunks from their MOV headers alone (no picture decoded): a chunk
+// encoded at another size is still found and refused, and no output is left.
+TEST_CASE("job join: a chunk encoded with other parameters than the first is refused with one line, no output") {
+  const std::string dir = temp_dir("jobs-other-chunk");
+  fs::remove_all(dir + "/job");
+  CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(test_clip().path) + " " + q(dir + "/out.mp4") +
+                                 " -y --backend cpu --mode he --chunk-starts 40");
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  for (int task = 0; task < 2; ++task) {
+    r = run_hazefree("job render -q " + q(dir + "/job") + " --chunk " + std::to_string(task));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+  }
+  // Task 1's chunk (frames 40 to the end) replaced by one of the same codec and frame count at
+  // half the size.
+  const std::string chunk = dir + "/job/chunks/task-1.mov";
+  REQUIRE(fs::exists(chunk));
+  REQUIRE(run_program("ffmpeg -v error -y -f lavfi -i testsrc2=s=80x60:r=25 -frames:v " + std::to_string(test_clip().frames - 40) +
+                      " -c:v libx264 -pix_fmt yuv420p " + q(dir + "/other.mov")) == 0);
+  fs::rename(dir + "/other.mov", chunk);
+  r = run_hazefree("job join -q " + q(dir + "/job"));
+  CHECK(r.status == 1);
+  CHECK(r.err.find("task-1.mov: encoded with other codec parameters than") != std::string::npos);
+  CHECK(own_error_lines(r.err) == 1);
+  CHECK_FALSE(fs::exists(dir + "/out.mp4"));
+}
+
 }  // namespace hazefree::test
