@@ -119,6 +119,7 @@ struct Layout {
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
   int decoder_threads = 0;    // for --chunks auto: per worker's decoder (0: the decoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
+  int cores = 1;              // this machine's
   int gpus = 0;               // GPUs the workers use
   std::string line;           // what was chosen, for --chunks auto ("{}" for the chunks, their pre-roll)
 };
@@ -143,7 +144,8 @@ constexpr int kAutoWaves = 3;
 Layout choose_layout(const RunOptions& options, const JobOptions& job, const io::VideoInfo& video,
                      std::int64_t bytes_per_frame) {
   Layout layout;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  layout.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = layout.cores;
   const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
   const std::uint64_t available = available_memory();
   layout.budget = job.memory_mb > 0 ? static_cast<std::uint64_t>(job.memory_mb * 1024.0 * 1024.0)
@@ -345,9 +347,8 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
 // frames ahead of another, and while enough others encode to fill the cores without it.
 constexpr std::int64_t kPaceMargin = 4;
 int others_to_fill_cores(const Layout& layout) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = layout.encoder_threads > 0 ? layout.encoder_threads : cores;  // 0: x264's own, about the cores
-  return (cores + threads - 1) / threads;
+  const int threads = layout.encoder_threads > 0 ? layout.encoder_threads : layout.cores;  // 0: x264's own, about the cores
+  return (layout.cores + threads - 1) / threads;
 }
 
 // The job on this machine: the workers, the board, what is left to do.
@@ -621,19 +622,16 @@ class LocalJob {
       pacer_.wrote(task, c.frames - written.frames);
       paused += pacer_.wait(task, stop_);
     };
-    struct Paced {  // however the render ends, no other render waits for it
-      EndPacer& pacer;
-      int task;
-      ~Paced() { pacer.ended(task); }
-    } paced{pacer_, task};
     // The chunk counted as running while it renders; a render that fails takes its frames back
-    // (its chunk is rendered again).
+    // (its chunk is rendered again). However it ends, no other render waits for it (EndPacer).
     struct Running {
       LocalJob& job;
+      const int task;
       const std::int64_t& counted;
       bool ok = false;
-      Running(LocalJob& j, const std::int64_t& c) : job(j), counted(c) { ++job.running_; }
+      Running(LocalJob& j, int t, const std::int64_t& c) : job(j), task(t), counted(c) { ++job.running_; }
       ~Running() {
+        job.pacer_.ended(task);
         --job.running_;
         if (ok) {
           ++job.chunks_done_;
@@ -642,7 +640,7 @@ class LocalJob {
           job.frames_this_run_ -= counted;
         }
       }
-    } running(*this, counted);
+    } running(*this, task, counted);
     try {
       render.line(fmt::format("render {}: {}{}", task, describe_task(plan_, task),
                               plan_.analysis ? (fused ? " (decoded once, with its analysis)" : "") : ""));
