@@ -9,6 +9,7 @@
 #include <map>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 namespace hazefree {
 
@@ -36,7 +37,8 @@ struct BufferCache::Shelf {
   BufferAllocator underlying;
   std::mutex mutex;
   std::map<std::size_t, std::vector<void*>> free;  // by size
-  std::map<void*, std::size_t> sizes;              // every buffer it made
+  std::map<void*, std::size_t> sizes;              // every buffer it made and holds
+  bool keeping = true;
   ~Shelf() {
     for (const auto& [buffer, bytes] : sizes) underlying.release(buffer);
   }
@@ -66,9 +68,21 @@ BufferAllocator BufferCache::allocator() const {
             return buffer;
           },
           [shelf](void* buffer) {
-            std::lock_guard lock(shelf->mutex);
-            shelf->free[shelf->sizes.at(buffer)].push_back(buffer);
+            {
+              std::lock_guard lock(shelf->mutex);
+              if (shelf->keeping) {
+                shelf->free[shelf->sizes.at(buffer)].push_back(buffer);
+                return;
+              }
+              shelf->sizes.erase(buffer);
+            }
+            shelf->underlying.release(buffer);
           }};
+}
+
+void BufferCache::stop_keeping() {
+  std::lock_guard lock(shelf_->mutex);
+  shelf_->keeping = false;
 }
 
 BufferAllocator BufferAllocator::pinned_or_heap() {
@@ -99,7 +113,8 @@ FramePool::FramePool(std::size_t count, PixelFormat format, int width, int heigh
 }
 
 FramePool::~FramePool() {
-  for (void* memory : buffers_) allocator_.release(memory);
+  for (void* memory : buffers_)
+    if (memory) allocator_.release(memory);
 }
 
 PooledFrame* FramePool::allocate_frame_locked() {
@@ -113,7 +128,7 @@ PooledFrame* FramePool::allocate_frame_locked() {
 }
 
 PooledFrame* FramePool::take_free_locked() {
-  if (free_.empty()) return buffers_.size() < frames_.size() ? allocate_frame_locked() : nullptr;
+  if (free_.empty()) return recycling_ && buffers_.size() < frames_.size() ? allocate_frame_locked() : nullptr;
   PooledFrame* frame = free_.back();
   free_.pop_back();
   return frame;
@@ -121,7 +136,7 @@ PooledFrame* FramePool::take_free_locked() {
 
 PooledFrame* FramePool::acquire() {
   std::unique_lock lock(mutex_);
-  available_.wait(lock, [&] { return closed_ || !free_.empty() || buffers_.size() < frames_.size(); });
+  available_.wait(lock, [&] { return closed_ || !free_.empty() || !recycling_ || buffers_.size() < frames_.size(); });
   if (closed_) return nullptr;
   return take_free_locked();
 }
@@ -134,11 +149,31 @@ PooledFrame* FramePool::try_acquire() {
 
 void FramePool::release(PooledFrame* frame) {
   if (!frame) return;
-  std::lock_guard lock(mutex_);
-  if (frame->slot >= buffers_.size() || &frames_[frame->slot] != frame)
-    throw std::logic_error("frame returned to a pool it does not belong to");
-  free_.push_back(frame);
-  available_.notify_one();
+  void* freed = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (frame->slot >= buffers_.size() || &frames_[frame->slot] != frame || !buffers_[frame->slot])
+      throw std::logic_error("frame returned to a pool it does not belong to");
+    if (recycling_) {
+      free_.push_back(frame);
+      available_.notify_one();
+      return;
+    }
+    freed = std::exchange(buffers_[frame->slot], nullptr);
+  }
+  allocator_.release(freed);  // outside the lock: freeing gigabytes takes the kernel a while
+}
+
+void FramePool::stop_recycling() {
+  std::vector<void*> freed;
+  {
+    std::lock_guard lock(mutex_);
+    recycling_ = false;
+    for (PooledFrame* frame : free_) freed.push_back(std::exchange(buffers_[frame->slot], nullptr));
+    free_.clear();
+    available_.notify_all();  // a waiter finds nothing more to come
+  }
+  for (void* memory : freed) allocator_.release(memory);
 }
 
 void FramePool::close() {
@@ -149,7 +184,7 @@ void FramePool::close() {
 
 std::size_t FramePool::bytes() const {
   std::lock_guard lock(mutex_);
-  return buffer_bytes_ * buffers_.size();
+  return buffer_bytes_ * static_cast<std::size_t>(std::count_if(buffers_.begin(), buffers_.end(), [](void* b) { return b != nullptr; }));
 }
 
 std::size_t FramePool::free_count() const {

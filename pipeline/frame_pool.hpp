@@ -42,8 +42,11 @@ class BufferCache {
  public:
   explicit BufferCache(BufferAllocator underlying);
   // Allocates from the cache (a buffer of that size given back earlier) or the underlying
-  // allocator; releases into the cache.
+  // allocator; releases into the cache, or to the underlying allocator after stop_keeping().
   BufferAllocator allocator() const;
+  // No buffer will be asked for again (a job's worker on its last chunk): buffers given back from
+  // now on are freed at once, while the work goes on, instead of all at the end.
+  void stop_keeping();
 
  private:
   struct Shelf;
@@ -73,6 +76,9 @@ class FramePool {
   // Returns nullptr at once when none is free.
   PooledFrame* try_acquire();
   void release(PooledFrame* frame);
+  // No frame will be acquired again (a held chunk's input has ended): the free buffers, and each
+  // one released from now on, go back to the allocator at once.
+  void stop_recycling();
   // Wakes every waiter; acquire() returns nullptr from now on.
   void close();
 
@@ -95,6 +101,7 @@ class FramePool {
   mutable std::mutex mutex_;
   std::condition_variable available_;
   bool closed_ = false;
+  bool recycling_ = true;
 };
 
 }  // namespace hazefree

@@ -389,6 +389,10 @@ class Pipeline {
       }
     }
     decoded_queue().close();
+    // A held chunk's frames are all decoded: each is freed once processed, while the chunk goes
+    // on, rather than all at its end (a job's last wave ends together, and freeing its gigabytes
+    // of held frames then kept the cores waiting).
+    if (options_.hooks.hold_frames > 0) in_pool_->stop_recycling();
   }
 
   // A held chunk decodes into its held frames until its backend is ready (or the chunk is all

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -81,4 +82,61 @@ TEST_CASE("frame pool: a frame from another pool is refused") {
   PooledFrame* f = a.acquire();
   CHECK_THROWS_AS(b.release(f), std::logic_error);
   a.release(f);
+}
+
+TEST_CASE("frame pool: once it stops recycling, each buffer is freed as it comes back, once, and none is handed out") {
+  std::atomic<int> allocations{0}, releases{0};
+  BufferAllocator counting{[&](std::size_t n) {
+                             ++allocations;
+                             return ::operator new(n);
+                           },
+                           [&](void* p) {
+                             ++releases;
+                             ::operator delete(p);
+                           }};
+  {
+    FramePool pool(4, PixelFormat::gray8, 16, 16, counting);
+    PooledFrame* a = pool.acquire();
+    PooledFrame* b = pool.acquire();
+    pool.stop_recycling();
+    CHECK(releases == 2);  // the two free ones
+    CHECK(pool.try_acquire() == nullptr);
+    CHECK(pool.acquire() == nullptr);  // no wait for a buffer that will not come
+    pool.release(a);
+    CHECK(releases == 3);
+    CHECK(pool.free_count() == 0);
+    CHECK_THROWS_AS(pool.release(a), std::logic_error);  // given back twice
+    CHECK(releases == 3);
+    pool.release(b);
+    CHECK(releases == 4);
+  }
+  CHECK(allocations == 4);
+  CHECK(releases == 4);  // the pool's end frees nothing twice
+}
+
+TEST_CASE("buffer cache: keeps given-back buffers for the next pool until told it need not, then frees them as they come") {
+  std::atomic<int> allocations{0}, releases{0};
+  BufferAllocator counting{[&](std::size_t n) {
+                             ++allocations;
+                             return ::operator new(n);
+                           },
+                           [&](void* p) {
+                             ++releases;
+                             ::operator delete(p);
+                           }};
+  {
+    auto cache = std::make_shared<BufferCache>(counting);
+    { FramePool first(3, PixelFormat::gray8, 16, 16, cache->allocator()); }
+    CHECK(allocations == 3);
+    CHECK(releases == 0);  // kept
+    FramePool second(3, PixelFormat::gray8, 16, 16, cache->allocator());
+    CHECK(allocations == 3);  // the kept ones again
+    PooledFrame* held = second.acquire();
+    cache->stop_keeping();
+    second.stop_recycling();
+    CHECK(releases == 2);
+    second.release(held);
+    CHECK(releases == 3);
+  }
+  CHECK(releases == 3);
 }
