@@ -34,7 +34,6 @@
 
 #include "io/logging.hpp"
 #include "io/media_reader.hpp"
-#include "jobs/end_pacer.hpp"
 #include "jobs/job_command.hpp"
 #include "jobs/job_files.hpp"
 #include "jobs/job_plan.hpp"
@@ -343,13 +342,6 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
   }
 }
 
-// The last wave's renders end together (EndPacer): one waits while it is more than this many
-// frames ahead of another, and while enough others encode to fill the cores without it.
-constexpr std::int64_t kPaceMargin = 4;
-int others_to_fill_cores(const Layout& layout) {
-  const int threads = layout.encoder_threads > 0 ? layout.encoder_threads : layout.cores;  // 0: x264's own, about the cores
-  return (layout.cores + threads - 1) / threads;
-}
 
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
@@ -358,7 +350,7 @@ class LocalJob {
   LocalJob(const RunOptions& options, std::string dir, const Plan& plan, const Layout& layout, std::int64_t bytes_per_frame,
            std::chrono::steady_clock::time_point started, std::shared_future<void> gpus_ready)
       : options_(options), dir_(std::move(dir)), plan_(plan), layout_(layout), frame_bytes_(bytes_per_frame), started_(started),
-        gpus_ready_(std::move(gpus_ready)), board_(dir_, plan_), pacer_(others_to_fill_cores(layout), kPaceMargin) {
+        gpus_ready_(std::move(gpus_ready)), board_(dir_, plan_) {
     // In time order within each input (chunk 0 of every input first, longest first among equal
     // numbers): a chunk's earlier chunks are always taken before it, so a worker waiting for a
     // start state waits for work that is running.
@@ -472,13 +464,8 @@ class LocalJob {
     std::lock_guard lock(mutex_);
     if (stop_.load() || next_ >= order_.size()) return -1;
     const int task = order_[next_++];
-    // Paced only where the GPU processes and the encoders set the pace: a paused render's share
-    // of the cores goes to the other encoders' threads. A CPU worker's processing threads are
-    // its own, and would idle (a core of two for 11 s of a 54 s DCP job on 2 cores).
-    if (next_ == order_.size()) {
-      if (layout_.gpus > 0) pacer_.last_wave();
+    if (next_ == order_.size())
       for (const std::shared_ptr<BufferCache>& held : held_caches_) held->stop_keeping();
-    }
     return task;
   }
 
@@ -638,25 +625,20 @@ class LocalJob {
     }
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    double paused = 0.0;       // seconds its encoder waited for the renders behind it (EndPacer)
-    chunk_run.hooks.on_frame_written = [this, task, &c, &render, &counted, &paused, &first_written_at](const FrameWritten& written) {
+    chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at](const FrameWritten& written) {
       if (counted == 0) first_written_at = std::chrono::steady_clock::now();
       frames_this_run_ += written.frames - counted;
       counted = written.frames;
       render.progress(written.frames);
-      pacer_.wrote(task, c.frames - written.frames);
-      paused += pacer_.wait(task, stop_);
     };
     // The chunk counted as running while it renders; a render that fails takes its frames back
-    // (its chunk is rendered again). However it ends, no other render waits for it (EndPacer).
+    // (its chunk is rendered again).
     struct Running {
       LocalJob& job;
-      const int task;
       const std::int64_t& counted;
       bool ok = false;
-      Running(LocalJob& j, int t, const std::int64_t& c) : job(j), task(t), counted(c) { ++job.running_; }
+      Running(LocalJob& j, const std::int64_t& c) : job(j), counted(c) { ++job.running_; }
       ~Running() {
-        job.pacer_.ended(task);
         --job.running_;
         if (ok) {
           ++job.chunks_done_;
@@ -665,7 +647,7 @@ class LocalJob {
           job.frames_this_run_ -= counted;
         }
       }
-    } running(*this, task, counted);
+    } running(*this, counted);
     try {
       render.line(fmt::format("render {}: {}{}", task, describe_task(plan_, task),
                               plan_.analysis ? (fused ? " (decoded once, with its analysis)" : "") : ""));
@@ -693,12 +675,11 @@ class LocalJob {
         const auto at = [this](const std::optional<std::chrono::steady_clock::time_point>& t) {
           return t ? fmt::format("{:.2f}", std::chrono::duration<double>(*t - started_).count()) : std::string("-");
         };
-        say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s, "
-                        "paused {:.2f} s for the renders behind; "
+        say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
                         "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms; "
                         "pre-roll: {} of {} pictures decoded",
                         task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
-                        at(std::chrono::steady_clock::now()), paused, summary.decode_ms, summary.estimate_ms, summary.process_ms,
+                        at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
                         summary.encode_ms, summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
       }
       render.done(summary.frames_out);
@@ -753,7 +734,6 @@ class LocalJob {
   const std::chrono::steady_clock::time_point started_;  // the job's start (before its plan)
   const std::shared_future<void> gpus_ready_;
   StateBoard board_;
-  EndPacer pacer_;
   std::vector<int> order_;
   std::size_t total_ = 0;
   std::mutex mutex_;
