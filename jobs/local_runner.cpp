@@ -118,7 +118,6 @@ struct Layout {
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
   int decoder_threads = 0;    // for --chunks auto: per worker's decoder (0: the decoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
-  int cores = 1;              // this machine's
   int gpus = 0;               // GPUs the workers use
   std::string line;           // what was chosen, for --chunks auto ("{}" for the chunks, their pre-roll)
 };
@@ -143,8 +142,7 @@ constexpr int kAutoWaves = 3;
 Layout choose_layout(const RunOptions& options, const JobOptions& job, const io::VideoInfo& video,
                      std::int64_t bytes_per_frame) {
   Layout layout;
-  layout.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int cores = layout.cores;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int gpu_count = options.processing.backend != Backend::cpu ? visible_gpu_count() : 0;
   const std::uint64_t available = available_memory();
   layout.budget = job.memory_mb > 0 ? static_cast<std::uint64_t>(job.memory_mb * 1024.0 * 1024.0)
@@ -342,7 +340,6 @@ void prepare_gpus(const RunOptions& options, const JobOptions& job) {
   }
 }
 
-
 // The job on this machine: the workers, the board, what is left to do.
 class LocalJob {
  public:
@@ -465,7 +462,8 @@ class LocalJob {
     if (stop_.load() || next_ >= order_.size()) return -1;
     const int task = order_[next_++];
     if (next_ == order_.size())
-      for (const std::shared_ptr<BufferCache>& held : held_caches_) held->stop_keeping();
+      for (const std::weak_ptr<BufferCache>& cache : held_caches_)
+        if (const std::shared_ptr<BufferCache> held = cache.lock()) held->stop_keeping();
     return task;
   }
 
@@ -738,7 +736,7 @@ class LocalJob {
   std::size_t total_ = 0;
   std::mutex mutex_;
   std::size_t next_ = 0;
-  std::vector<std::shared_ptr<BufferCache>> held_caches_;  // every worker's (under mutex_)
+  std::vector<std::weak_ptr<BufferCache>> held_caches_;  // every worker's, freed with it (under mutex_)
   std::size_t finished_ = 0;
   std::vector<bool> rendered_ = std::vector<bool>(plan_.tasks.size(), false);  // by task: its chunk is rendered
   bool workers_ended_ = false;
