@@ -9,6 +9,22 @@
 
 using namespace hazefree;
 
+namespace {
+
+// Plain memory, counting each allocation and each release.
+BufferAllocator counting_allocator(std::atomic<int>& allocations, std::atomic<int>& releases) {
+  return {[&allocations](std::size_t n) {
+            ++allocations;
+            return ::operator new(n);
+          },
+          [&releases](void* p) {
+            ++releases;
+            ::operator delete(p);
+          }};
+}
+
+}  // namespace
+
 TEST_CASE("frame pool: hands out each buffer once, with the frame geometry") {
   FramePool pool(3, PixelFormat::yuv420p, 33, 17);
   CHECK(pool.size() == 3);
@@ -51,14 +67,7 @@ TEST_CASE("frame pool: buffers do not overlap and are writable end to end") {
 TEST_CASE("frame pool: the allocator is called once per buffer, never per frame") {
   std::atomic<int> allocations{0}, releases{0};
   {
-    BufferAllocator counting{[&](std::size_t n) {
-                               ++allocations;
-                               return ::operator new(n);
-                             },
-                             [&](void* p) {
-                               ++releases;
-                               ::operator delete(p);
-                             }};
+    const BufferAllocator counting = counting_allocator(allocations, releases);
     FramePool pool(4, PixelFormat::gray8, 16, 16, counting);
     for (int i = 0; i < 1000; ++i) pool.release(pool.acquire());
     CHECK(allocations == 4);
@@ -86,14 +95,7 @@ TEST_CASE("frame pool: a frame from another pool is refused") {
 
 TEST_CASE("frame pool: once it stops recycling, each buffer is freed as it comes back, once, and none is handed out") {
   std::atomic<int> allocations{0}, releases{0};
-  BufferAllocator counting{[&](std::size_t n) {
-                             ++allocations;
-                             return ::operator new(n);
-                           },
-                           [&](void* p) {
-                             ++releases;
-                             ::operator delete(p);
-                           }};
+  const BufferAllocator counting = counting_allocator(allocations, releases);
   {
     FramePool pool(4, PixelFormat::gray8, 16, 16, counting);
     PooledFrame* a = pool.acquire();
@@ -116,14 +118,7 @@ TEST_CASE("frame pool: once it stops recycling, each buffer is freed as it comes
 
 TEST_CASE("buffer cache: keeps given-back buffers for the next pool until told it need not, then frees them as they come") {
   std::atomic<int> allocations{0}, releases{0};
-  BufferAllocator counting{[&](std::size_t n) {
-                             ++allocations;
-                             return ::operator new(n);
-                           },
-                           [&](void* p) {
-                             ++releases;
-                             ::operator delete(p);
-                           }};
+  const BufferAllocator counting = counting_allocator(allocations, releases);
   {
     auto cache = std::make_shared<BufferCache>(counting);
     { FramePool first(3, PixelFormat::gray8, 16, 16, cache->allocator()); }
