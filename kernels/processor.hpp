@@ -81,6 +81,18 @@ class FrameProcessor {
   // `in`'s contribution to the state (kernels/temporal_state.hpp), without processing the frame
   // or changing the state.
   virtual FrameEstimate estimate(const ImageView& in);
+
+  // ---- frames held on the GPU (a job's chunk waiting for its start state) ----
+  // Copies host frame `host` into device memory of this processor's GPU and returns the owner of
+  // that memory (freed when the last copy of the pointer goes), `device_view` then describing the
+  // frame there; the copy is complete on return, so any stream of the GPU may read it, and
+  // enqueue() and estimate() take the view in place of the host frame. nullptr where the backend
+  // keeps no frames on a device, or none of its memory is free now: the caller keeps the host frame.
+  virtual std::shared_ptr<void> hold_on_device(const ImageView& host, ImageView& device_view) {
+    (void)host;
+    (void)device_view;
+    return nullptr;
+  }
 };
 
 // Page-locked host memory for frame buffers (cudaMallocHost), so that the CUDA backend's copies

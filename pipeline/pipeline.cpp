@@ -193,6 +193,10 @@ class Pipeline {
     // Overlapped lanes (CUDA streams) when the backend has them; side-by-side composes on the
     // host after each frame, so it runs one frame at a time.
     lanes_ = options.side_by_side ? 0 : processor_->lanes();
+    // A held chunk's frames from here on wait on the GPU, when the frames go through its lanes
+    // and the estimator (if any) is a GPU processor too (HE's histograms come from the CPU).
+    hold_on_device_ = hold > 0 && lanes_ > 0 && !video.on_device &&
+                      (!options.hooks.estimator || options.hooks.estimator->lanes() > 0);
     if (video.on_device && lanes_ == 0) {
       throw std::runtime_error(io::redact_urls(options.input) + ": --hwdec cuda keeps pictures on the GPU: it needs the CUDA "
                                "backend and no --side-by-side (processor: " + processor_->description() + ")");
@@ -444,6 +448,13 @@ class Pipeline {
       if (decoded.device_picture) {
         work.device_picture = decoded.device_picture;
         work.device_view = decoded.view;
+      } else if (hold_on_device_) {
+        // A held chunk's frame waits on the GPU that estimates and renders it (or here, where
+        // the GPU has no memory free for it).
+        const std::int64_t t1 = steady_us();
+        work.device_picture = processor_->hold_on_device(decoded.view, work.device_view);
+        if (!work.device_picture) copy_image(decoded.view, frame->view);
+        decode_busy_us_ += steady_us() - t1;
       } else {
         const std::int64_t t1 = steady_us();
         copy_image(decoded.view, frame->view);
@@ -784,6 +795,7 @@ class Pipeline {
   bool stop_asked() const { return options_.hooks.stop != nullptr && options_.hooks.stop->load(); }
   int out_width_ = 0;
   int lanes_ = 0;
+  bool hold_on_device_ = false;  // set before the stages start; read by the decoder
   FirstFailure failure_;
   // Each counter is written by one thread only and read after the joins.
   std::int64_t frames_in_ = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -45,6 +46,14 @@ struct CudaProcessor::Lane {
   bool has_stats = false;
   // A pageable host frame is copied here first, then uploaded from page-locked memory: see
   // stage_pageable(). Refused (no page-locked memory to be had): CUDA's own pageable upload.
+  PinnedBuffer<std::uint8_t> staging;
+  bool staging_refused = false;
+};
+
+struct CudaProcessor::Holding {
+  int device = 0;
+  Stream stream;  // the uploads, and the frees of the frames (stream-ordered)
+  std::mutex mutex;  // the staging buffer: one upload at a time
   PinnedBuffer<std::uint8_t> staging;
   bool staging_refused = false;
 };
@@ -523,6 +532,61 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
   e.light = {read.estimate[0], read.estimate[1], read.estimate[2]};
   e.haze = read.haze_estimate;
   return e;
+}
+
+// A job's held chunk keeps its decoded frames here until its start state comes, rather than in
+// host memory: the frame is staged and uploaded once, where a host-held frame was staged and
+// uploaded twice (for its estimate, then for its render) after being copied into freshly faulted
+// host pages (docs/SCALING.md). The memory comes from the GPU's default pool in stream order, so
+// neither taking nor freeing it waits for the other workers' frames on this GPU (cudaFree
+// would wait for the whole device).
+std::shared_ptr<void> CudaProcessor::hold_on_device(const ImageView& host, ImageView& device_view) {
+  if (host.width <= 0 || host.height <= 0 || host.plane_count <= 0) return nullptr;
+  select_device();
+  if (!holding_) {
+    int pools = 0;
+    HAZEFREE_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_));
+    if (pools == 0) return nullptr;
+    holding_ = std::make_shared<Holding>();
+    holding_->device = device_;
+  }
+  Holding& holding = *holding_;
+  cudaPointerAttributes where{};
+  HAZEFREE_CUDA_CHECK(cudaPointerGetAttributes(&where, host.planes[0].data));
+  if (where.type == cudaMemoryTypeDevice || where.type == cudaMemoryTypeManaged) return nullptr;
+  // Held frames leave an eighth of the GPU's memory (at least 1 GiB) free: the lanes take their
+  // frames and workspaces on their first frame, after the chunk has been held, and the GPU's
+  // other workers and programs need theirs.
+  const std::size_t bytes = frame_bytes(host.format, host.width, host.height, kDeviceRowAlign, host.depth);
+  std::size_t free = 0, total = 0;
+  HAZEFREE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  if (free < bytes + std::max<std::size_t>(std::size_t{1} << 30, total / 8)) return nullptr;
+  std::lock_guard lock(holding.mutex);
+  const cudaStream_t s = holding.stream.get();
+  void* memory = nullptr;
+  if (cudaMallocAsync(&memory, bytes, s) != cudaSuccess) {
+    (void)cudaGetLastError();  // the GPU's memory is taken: this frame stays on the host
+    return nullptr;
+  }
+  std::shared_ptr<void> owner(memory, [keep = holding_](void* p) {
+    int current = -1;
+    const bool other = cudaGetDevice(&current) == cudaSuccess && current != keep->device;
+    if (other) HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(keep->device));
+    HAZEFREE_CUDA_CHECK_NOTHROW(cudaFreeAsync(p, keep->stream.get()));
+    if (other) HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(current));
+  });
+  ImageView held = make_view(host.format, host.width, host.height, static_cast<std::uint8_t*>(memory), kDeviceRowAlign, host.depth);
+  held.matrix = host.matrix;
+  held.range = host.range;
+  std::optional<ImageView> staged;
+  if (where.type == cudaMemoryTypeUnregistered && !holding.staging_refused) {
+    staged = stage_pageable(host, holding.staging);
+    holding.staging_refused = !staged;
+  }
+  copy_frame_async(staged ? *staged : host, held, staged ? cudaMemcpyHostToDevice : cudaMemcpyDefault, s);
+  holding.stream.synchronize();  // complete for every stream, and the staging buffer free again
+  device_view = held;
+  return owner;
 }
 
 std::array<float, 3> CudaProcessor::atmospheric_estimate() const {

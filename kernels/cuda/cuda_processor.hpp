@@ -45,6 +45,9 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   TemporalState temporal_state() const override;
   void set_temporal_state(const TemporalState& state) override;
   FrameEstimate estimate(const ImageView& in) override;
+  // Held frames: stream-ordered allocations from the GPU's memory pool, uploaded through a
+  // page-locked staging buffer on a stream of their own.
+  std::shared_ptr<void> hold_on_device(const ImageView& host, ImageView& device_view) override;
 
   // ---- pipeline interface (FrameProcessor's overlapped processing) ----
   int lanes() const override;
@@ -81,6 +84,7 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
  private:
   struct Lane;
   struct State;
+  struct Holding;
   int device_ = 0;
   Lane& lane_at(int lane) const;
   // Which of DCP's steps a frame goes through: all of them, or up to its A^ and haze estimate
@@ -99,6 +103,9 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   ProcessingConfig config_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::unique_ptr<State> state_;
+  // hold_on_device()'s stream and staging, shared with the frames it handed out (which free
+  // their memory on that stream, possibly after this processor has gone).
+  std::shared_ptr<Holding> holding_;
   std::string device_name_;
   bool stage_timing_ = true;
   int last_lane_ = -1;

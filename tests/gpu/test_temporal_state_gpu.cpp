@@ -97,7 +97,67 @@ void check_started_part_way(const ProcessingConfig& config, PixelFormat format, 
   }
 }
 
+// A job's held chunk keeps its frames on the GPU (hold_on_device): each frame's estimate taken
+// from its device copy equals the host frame's, and the chunk rendered from the device copies
+// through the two lanes, started from the scanned state, gives the whole run's frames. The
+// copies outlive the processor that made them (the frames are freed after it has gone).
+void check_held_on_device(const ProcessingConfig& config, PixelFormat format, int w, int h) {
+  const std::vector<Image> frames = clip_frames(format, w, h);
+  auto whole = make_cuda_processor(config);
+  std::vector<Image> expected;
+  std::vector<FrameEstimate> estimates;
+  for (const Image& f : frames) {
+    estimates.push_back(whole->estimate(f.view()));
+    Image out = gpu_test::make_image(format, w, h);
+    whole->process(f.view(), out.view());
+    expected.push_back(std::move(out));
+  }
+  const int start = 6;
+  TemporalState state;
+  for (int i = 0; i < start; ++i) advance_temporal_state(config, estimates[static_cast<std::size_t>(i)], state);
+  auto estimator = make_cuda_processor(config);
+  auto render = make_cuda_processor(config);
+  std::vector<std::shared_ptr<void>> held;
+  std::vector<ImageView> views;
+  for (int i = start; i < 12; ++i) {
+    ImageView view;
+    held.push_back(render->hold_on_device(frames[static_cast<std::size_t>(i)].view(), view));
+    REQUIRE(static_cast<bool>(held.back()));
+    CHECK(view.width == w);
+    CHECK(view.format == format);
+    views.push_back(view);
+    CHECK_MESSAGE(estimator->estimate(view).light == estimates[static_cast<std::size_t>(i)].light, "frame ", i);
+  }
+  render->set_temporal_state(state);
+  std::vector<Image> outs;
+  outs.reserve(12);
+  for (int i = start; i < 12; ++i) {
+    const int lane = (i - start) % 2;
+    if (i - start >= 2) {
+      render->wait(lane);
+      held[static_cast<std::size_t>(i - start - 2)].reset();  // freed once processed, as a job does
+    }
+    outs.push_back(gpu_test::make_image(format, w, h));
+    render->enqueue(lane, views[static_cast<std::size_t>(i - start)], outs.back().view());
+  }
+  for (int lane = 0; lane < 2; ++lane) render->wait(lane);
+  for (int i = start; i < 12; ++i)
+    CHECK_MESSAGE(same_pixels(outs[static_cast<std::size_t>(i - start)].view(), expected[static_cast<std::size_t>(i)].view()),
+                  "frame ", i, " held on the device");
+  render.reset();
+  held.clear();  // after their processor: freed on the stream they keep alive
+  ImageView again;
+  CHECK(static_cast<bool>(estimator->hold_on_device(frames[0].view(), again)));
+  CHECK_FALSE(static_cast<bool>(make_cpu_processor(config)->hold_on_device(frames[0].view(), again)));
+}
+
 }  // namespace
+
+TEST_CASE("held frames on the device: estimates and the chunk's render equal the host frames'") {
+  check_held_on_device(gpu_test::dcp_config(), PixelFormat::yuv420p, 640, 360);
+  check_held_on_device(gpu_test::dcp_config(), PixelFormat::rgb24, 333, 201);
+  check_held_on_device(gpu_test::dcp_config(), PixelFormat::nv12, 321, 241);
+}
 
 TEST_CASE("temporal state: DCP started part-way from the scanned estimates equals the whole run") {
   ProcessingConfig c;
