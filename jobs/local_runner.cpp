@@ -126,7 +126,7 @@ struct Layout {
 constexpr int kAutoWaves = 3;
 
 // --chunks auto. Encoders: as many x264 at once as the cores feed best, three per four cores
-// with four threads each, and each worker's decoder with two where the GPU processes. One x264
+// with four threads each, and each worker's decoder with three where the GPU processes. One x264
 // fed by one pipeline keeps about 11 of 16 cores busy whatever its threads; eight bare transcodes
 // at once keep 15.8 busy. On 16-core H200 hosts (docs/SCALING.md): eight workers gave 220 fps
 // with three encoder threads and automatic decoder threads, 251 with six and two; twelve workers
@@ -188,12 +188,14 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle
   // (twelve each, for the encoders still running at the job's end, were faster on one host and
   // slower on another: docs/SCALING.md, 2026-12-03). A decoder with its automatic threads
-  // (one per core and more, each a frame in flight) would compete with them, two keep a decoder
-  // well ahead of its encoder (2026-11-28). CPU workers, whose processing takes cores too: 1.5
-  // encoder threads a core.
+  // (one per core and more, each a frame in flight) would compete with them; three keep a
+  // decoder well ahead of its encoder, and shorten the held chunks' decoding before the first
+  // estimates are published, when only the first chunk's encoder has work (three against two:
+  // 7.31 / 7.37 s against 7.47 / 7.68 s, four 7.86 / 7.50 s, docs/SCALING.md 2026-12-04). CPU
+  // workers, whose processing takes cores too: 1.5 encoder threads a core.
   if (layout.gpus > 0) {
     layout.encoder_threads = std::max(1, (3 * cores + workers - 1) / workers);
-    layout.decoder_threads = 2;
+    layout.decoder_threads = 3;
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
   }
