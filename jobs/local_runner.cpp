@@ -184,6 +184,9 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
   layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
+  // A job's only worker holds no frames and takes its chunks one after another: more than one
+  // chunk would only add pre-roll, encoder set-ups and a join, with no other worker to end with.
+  if (workers == 1) layout.chunks = layout.fewest_chunks = 1;
   // GPU workers: the encoders oversubscribe the cores three times (four threads per encoder at
   // three encoders per four cores), so that an encoder waiting on its pictures leaves no core idle
   // (twelve each, for the encoders still running at the job's end, were faster on one host and

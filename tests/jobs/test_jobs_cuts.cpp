@@ -188,4 +188,19 @@ TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframe
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
 }
 
+TEST_CASE("job cuts: --chunks auto with one worker plans one chunk, no pre-roll, same frames") {
+  // One worker takes its chunks one after another: three chunks of this clip (its waves) would
+  // cut between keyframes and decode pre-roll, and set up three encoders, for nothing.
+  const std::string dir = temp_dir("jobs-cuts-one-worker-" + std::to_string(getpid()));
+  const std::string clip = dir + "/gop150.mp4";
+  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y --backend cpu --workers 1 --encoder ffv1 --chunks auto --job-dir " +
+                                       quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("--chunks auto: 1 chunk (0 frames of pre-roll) on 1 worker (CPU)") != std::string::npos, r.err);
+  CHECK(read_plan(dir + "/job").at("tasks").size() == 1);
+  check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
+}
+
 }  // namespace hazefree::test
