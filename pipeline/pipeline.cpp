@@ -448,16 +448,12 @@ class Pipeline {
       if (decoded.device_picture) {
         work.device_picture = decoded.device_picture;
         work.device_view = decoded.view;
-      } else if (hold_on_device_) {
-        // A held chunk's frame waits on the GPU that estimates and renders it (or here, where
-        // the GPU has no memory free for it).
-        const std::int64_t t1 = steady_us();
-        work.device_picture = processor_->hold_on_device(decoded.view, work.device_view);
-        if (!work.device_picture) copy_image(decoded.view, frame->view);
-        decode_busy_us_ += steady_us() - t1;
       } else {
+        // A held chunk's frame waits on the GPU that estimates and renders it where it can (not
+        // where the GPU has no memory free for it); every other frame in its pool's buffer.
         const std::int64_t t1 = steady_us();
-        copy_image(decoded.view, frame->view);
+        if (hold_on_device_) work.device_picture = processor_->hold_on_device(decoded.view, work.device_view);
+        if (!work.device_picture) copy_image(decoded.view, frame->view);
         decode_busy_us_ += steady_us() - t1;
       }
       frame->pts = decoded.pts;
