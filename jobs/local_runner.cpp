@@ -26,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -508,12 +509,54 @@ class LocalJob {
     }
   }
 
+  // A chunk's frames all processed (RunHooks::on_processing_done), or its run ended.
+  class ChunkProcessed {
+   public:
+    void set() {
+      {
+        std::lock_guard lock(mutex_);
+        done_ = true;
+      }
+      changed_.notify_all();
+    }
+    void wait() {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [this] { return done_; });
+    }
+
+   private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    bool done_ = false;
+  };
+
   void work(const Slot& slot) {
     try {
-      Worker worker;
+      Worker worker;  // outlives its chunks' threads (`finishing` and `running` below are waited for first)
       worker.slot = slot;
       keep_held_frames_while_tasks_left(worker.held);
-      for (int task = next_task(); task >= 0; task = next_task()) run_task(worker, task);
+      // Each chunk runs on a thread of its own, and the worker takes its next chunk as soon as
+      // the current one's frames are all processed: the next chunk opens its input, decodes its
+      // pre-roll and sets up its encoder while the current one's encoder finishes its last frames
+      // (x264's frame threads empty one by one) and the output's trailer. At most two chunks of a
+      // worker run at once, and only one of them uses its processors.
+      std::future<void> finishing;
+      for (int task = next_task(); task >= 0; task = next_task()) {
+        auto processed = std::make_shared<ChunkProcessed>();
+        std::future<void> running = std::async(std::launch::async, [this, &worker, task, processed] {
+          name_this_thread("hf-worker");  // its encoder's threads take the name too
+          try {
+            run_task(worker, task, [processed] { processed->set(); });
+          } catch (const std::exception& e) {
+            fail_all(e.what());
+          }
+          processed->set();
+        });
+        processed->wait();
+        if (finishing.valid()) finishing.get();
+        finishing = std::move(running);
+      }
+      if (finishing.valid()) finishing.get();
       // Its processors and buffers freed, each part timed for -v (a job's end waits for them).
       using Clock = std::chrono::steady_clock;
       const Clock::time_point last_chunk_ended = Clock::now();
@@ -573,7 +616,9 @@ class LocalJob {
     return *worker.estimator;
   }
 
-  void run_task(Worker& worker, int task) {
+  // Runs `task` on `worker`'s processors; `processed` is called once its frames are all processed
+  // (the processors free for the worker's next chunk), if its run gets that far.
+  void run_task(Worker& worker, int task, const std::function<void()>& processed) {
     const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
     const bool own_analysis = needs_analysis(c) && !task_done(dir_, plan_.id, Stage::analyze, task);
     if (task_done(dir_, plan_.id, Stage::render, task)) {
@@ -582,6 +627,7 @@ class LocalJob {
     }
     RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
     chunk_run.hooks.stop = &stop_;
+    chunk_run.hooks.on_processing_done = processed;
     if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
       chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
     if (layout_.decoder_threads > 0 && chunk_run.input_options.decoder_threads == 0)

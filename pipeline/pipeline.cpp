@@ -286,6 +286,9 @@ class Pipeline {
     guarded([this] { process_loop(); });
     decoder.join();
     if (estimator.joinable()) estimator.join();
+    // The processor's part is over; whoever lent it may use it again (RunHooks::on_processing_done).
+    const std::string processor_description = processor_->description();
+    if (options_.hooks.on_processing_done && !failure_.failed()) options_.hooks.on_processing_done();
     encoder.join();
     failure_.rethrow_if_failed();
 
@@ -299,7 +302,7 @@ class Pipeline {
     summary.pictures_dropped = reader_.pictures_dropped();
     summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summary.interrupted = g_stop_requested.load() || stop_asked();
-    summary.processor = processor_->description();
+    summary.processor = processor_description;
     summary.reconnects = reconnects_;
     summary.seconds_lost = seconds_lost_;
     summary.input_lost = input_lost_;

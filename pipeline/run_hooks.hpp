@@ -70,6 +70,11 @@ struct RunHooks {
   // at a scene cut; input and output go on).
   std::function<void(const ImageView& input, const ImageView& output)> on_frame_processed;
   std::function<std::optional<ProcessingConfig>()> processing_change;
+  // Called once, on the processing stage's thread, when every frame is processed and the run
+  // will not use its processor or estimator again: only the encoder's last frames and the
+  // output's trailer remain (a job's worker starts its next chunk, on the same processors, while
+  // they finish). Not called when the run fails before that.
+  std::function<void()> on_processing_done;
 };
 
 }  // namespace hazefree

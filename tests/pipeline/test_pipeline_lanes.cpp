@@ -3,6 +3,7 @@
 // output order, frame count, packets and pixels must be those of the one-frame-at-a-time run.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -138,6 +139,61 @@ TEST_CASE("pipeline lanes: a device fault mid-stream ends the run with its messa
   CHECK_THROWS_WITH(run_pipeline(o, std::make_unique<DeferredLanes>(2, &unused, 37)), "simulated device fault");
   CHECK_FALSE(std::filesystem::exists(o.output));
   CHECK(std::filesystem::is_empty(dir));  // no temporary file left behind either
+}
+
+namespace {
+
+// Counts every call the run makes on a processor (DeferredLanes within), from any thread.
+class Watched final : public FrameProcessor {
+ public:
+  Watched(std::unique_ptr<FrameProcessor> inner, std::atomic<int>* calls) : inner_(std::move(inner)), calls_(calls) {}
+  void process(const ImageView& in, ImageView& out) override { ++*calls_, inner_->process(in, out); }
+  void reset() override { ++*calls_, inner_->reset(); }
+  void set_temporal_state(const TemporalState& state) override { ++*calls_, inner_->set_temporal_state(state); }
+  std::string description() const override { return ++*calls_, inner_->description(); }
+  int lanes() const override { return ++*calls_, inner_->lanes(); }
+  void enqueue(int lane, const ImageView& in, const ImageView& out) override { ++*calls_, inner_->enqueue(lane, in, out); }
+  void wait(int lane) override { ++*calls_, inner_->wait(lane); }
+  DehazeStats dehaze_stats(int lane) const override { return ++*calls_, inner_->dehaze_stats(lane); }
+
+ private:
+  std::unique_ptr<FrameProcessor> inner_;
+  std::atomic<int>* calls_;
+};
+
+}  // namespace
+
+TEST_CASE("pipeline: the processing-done hook comes once, after the last frame is processed, and the processor is left alone after it") {
+  const std::string dir = test::temp_dir("pipeline-processing-done");
+  for (const int lanes : {0, 2}) {
+    CAPTURE(lanes);
+    RunOptions o = options_for(dir + "/out" + std::to_string(lanes) + ".mkv");
+    std::atomic<int> calls{0}, processed{0}, hooks{0}, calls_at_hook{-1}, processed_at_hook{-1};
+    o.hooks.on_frame_processed = [&](const ImageView&, const ImageView&) { ++processed; };
+    o.hooks.on_processing_done = [&] {
+      ++hooks;
+      calls_at_hook = calls.load();
+      processed_at_hook = processed.load();
+    };
+    int max_in_flight = 0;
+    std::unique_ptr<FrameProcessor> inner =
+        lanes > 0 ? std::unique_ptr<FrameProcessor>(std::make_unique<DeferredLanes>(lanes, &max_in_flight))
+                  : make_cpu_processor(DeferredLanes::config());
+    const RunSummary r = run_pipeline(o, std::make_unique<Watched>(std::move(inner), &calls));
+    CHECK(r.frames_out == 100);
+    CHECK(r.processor != "");
+    CHECK(hooks.load() == 1);
+    CHECK(processed_at_hook.load() == 100);
+    CHECK(calls_at_hook.load() > 100);
+    CHECK(calls.load() == calls_at_hook.load());  // nothing asked of the processor after the hook
+  }
+  // A run that fails before its frames are all processed: no hook.
+  RunOptions failing = options_for(dir + "/failing.mkv");
+  std::atomic<int> hooks{0};
+  failing.hooks.on_processing_done = [&] { ++hooks; };
+  int unused = 0;
+  CHECK_THROWS_WITH(run_pipeline(failing, std::make_unique<DeferredLanes>(2, &unused, 37)), "simulated device fault");
+  CHECK(hooks.load() == 0);
 }
 
 namespace {
