@@ -605,6 +605,16 @@ class LocalJob {
     worker.render = create_processor(processing_for(worker.slot), options_.verbose);
   }
 
+  // A worker's share of GPU `gpu`'s memory for held frames: what they leave free (an eighth, at
+  // least 1 GiB: CudaProcessor::hold_on_device) taken off, split among the GPU's workers.
+  std::uint64_t gpu_share(int gpu) const {
+    const std::uint64_t total = cuda_device_memory(std::max(0, gpu));
+    const std::uint64_t kept = std::max<std::uint64_t>(std::uint64_t{1} << 30, total / 8);
+    const auto workers = static_cast<std::uint64_t>(
+        std::count_if(layout_.slots.begin(), layout_.slots.end(), [gpu](const Slot& s) { return s.gpu == gpu; }));
+    return total > kept ? (total - kept) / std::max<std::uint64_t>(1, workers) : 0;
+  }
+
   ProcessingConfig processing_for(const Slot& slot) const {
     ProcessingConfig processing = plan_settings(plan_).processing;
     if (slot.threads > 0) processing.threads = slot.threads;
@@ -641,18 +651,26 @@ class LocalJob {
       gate = std::make_shared<BoardGate>(board_, task);
       chunk_run.hooks.start_gate = gate;
     }
-    // The fused form: this chunk's analysis comes from the render's own decoding.
-    const std::uint64_t share = layout_.budget / layout_.slots.size();
+    // The fused form: this chunk's analysis comes from the render's own decoding. On NVDEC the
+    // chunk waits on its GPU (copied out of the decoder's surfaces), so the estimator must be a
+    // GPU processor (DCP; HE's histograms come from the CPU) and the chunk must fit the worker's
+    // share of that GPU's memory beside the eighth that held frames leave free.
+    std::uint64_t share = layout_.budget / layout_.slots.size();
+    if (on_nvdec) share = std::min(share, gpu_share(worker.slot.gpu));
     const auto chunk_bytes = static_cast<std::uint64_t>(c.frames) * static_cast<std::uint64_t>(frame_bytes_);
-    const bool fused = own_analysis && !on_nvdec && chunk_bytes <= share;
+    const bool held_on_gpu = !on_nvdec || (worker.estimator && worker.estimator->lanes() > 0);
+    const bool fused = own_analysis && held_on_gpu && chunk_bytes <= share;
     std::optional<TaskRun> analysis;
     const auto began = std::chrono::steady_clock::now();
     std::optional<std::chrono::steady_clock::time_point> published_at, first_written_at;
     if (own_analysis && !fused) {
       const std::string why =
-          on_nvdec ? "its render decodes on NVDEC, its analysis on the CPU"
-                   : fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the memory budget ({:.3g} MiB, --job-memory)",
-                                 c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0);
+          !held_on_gpu ? "its render decodes on NVDEC, its analysis on the CPU"
+          : on_nvdec   ? fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the GPU's memory or of the memory "
+                                     "budget ({:.3g} MiB, --job-memory); its render decodes on NVDEC, its analysis on the CPU",
+                                     c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0)
+                       : fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the memory budget ({:.3g} MiB, --job-memory)",
+                                     c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0);
       analyse_alone(worker, task, fmt::format("decoded twice: {}", why));
     } else if (fused) {
       analysis.emplace(dir_, Stage::analyze, task, plan_.id, true);

@@ -83,13 +83,14 @@ class FrameProcessor {
   virtual FrameEstimate estimate(const ImageView& in);
 
   // ---- frames held on the GPU (a job's chunk waiting for its start state) ----
-  // Copies host frame `host` into device memory of this processor's GPU and returns the owner of
-  // that memory (freed when the last copy of the pointer goes), `device_view` then describing the
-  // frame there; the copy is complete on return, so any stream of the GPU may read it, and
-  // enqueue() and estimate() take the view in place of the host frame. nullptr where the backend
-  // keeps no frames on a device, or none of its memory is free now: the caller keeps the host frame.
-  virtual std::shared_ptr<void> hold_on_device(const ImageView& host, ImageView& device_view) {
-    (void)host;
+  // Copies `frame` (a host frame, or a picture decoded on this processor's GPU) into device memory
+  // of this processor's GPU and returns the owner of that memory (freed when the last copy of the
+  // pointer goes), `device_view` then describing the frame there; the copy is complete on return,
+  // so any stream of the GPU may read it, and enqueue() and estimate() take the view in place of
+  // the frame. nullptr where the backend keeps no frames on a device, or none of its memory is
+  // free now: the caller keeps the frame where it is.
+  virtual std::shared_ptr<void> hold_on_device(const ImageView& frame, ImageView& device_view) {
+    (void)frame;
     (void)device_view;
     return nullptr;
   }
@@ -113,6 +114,8 @@ bool cuda_available(std::string* why_not = nullptr);
 std::string gpu_name();
 // CUDA GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without CUDA.
 int cuda_device_count();
+// GPU `device`'s memory in bytes (cudaDeviceProp::totalGlobalMem); 0 without CUDA or that GPU.
+std::size_t cuda_device_memory(int device);
 // Makes GPU `device` the calling thread's current one: the CUDA processors it creates next live
 // there (a job's worker threads, one GPU each). No-op for -1 or without CUDA; throws
 // std::runtime_error naming the GPU when it cannot be used.

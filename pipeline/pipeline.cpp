@@ -182,7 +182,9 @@ class Pipeline {
       const std::size_t queued = static_cast<std::size_t>(options.queue_depth) + 1;
       in_pool_.emplace(hold + queued, format, video.width, video.height,
                        options.hooks.held_buffers ? options.hooks.held_buffers->allocator() : huge_page_heap(), video.depth, queued);
-      read_ahead(processor, hold);
+      // Not NVDEC's pictures: they stay in the decoder's few surfaces until the backend, ready,
+      // copies them out.
+      if (!video.on_device) read_ahead(processor, hold);
     }
     processor_ = processor.get();
     const auto opened = std::chrono::steady_clock::now();  // the input open, the backend ready
@@ -195,8 +197,7 @@ class Pipeline {
     lanes_ = options.side_by_side ? 0 : processor_->lanes();
     // A held chunk's frames from here on wait on the GPU, when the frames go through its lanes
     // and the estimator (if any) is a GPU processor too (HE's histograms come from the CPU).
-    hold_on_device_ = hold > 0 && lanes_ > 0 && !video.on_device &&
-                      (!options.hooks.estimator || options.hooks.estimator->lanes() > 0);
+    hold_on_device_ = hold > 0 && lanes_ > 0 && (!options.hooks.estimator || options.hooks.estimator->lanes() > 0);
     if (video.on_device && lanes_ == 0) {
       throw std::runtime_error(io::redact_urls(options.input) + ": --hwdec cuda keeps pictures on the GPU: it needs the CUDA "
                                "backend and no --side-by-side (processor: " + processor_->description() + ")");
@@ -449,8 +450,19 @@ class Pipeline {
       PooledFrame* frame = acquire_input_frame();
       if (!frame) return std::nullopt;
       if (decoded.device_picture) {
-        work.device_picture = decoded.device_picture;
-        work.device_view = decoded.view;
+        // A held chunk's NVDEC picture is copied out of the decoder's surfaces, which it would
+        // otherwise keep until its start state comes (the decoder has only a few).
+        const std::int64_t t1 = steady_us();
+        if (hold_on_device_) {
+          work.device_picture = processor_->hold_on_device(decoded.view, work.device_view);
+          if (!work.device_picture)
+            throw std::runtime_error(io::redact_urls(options_.input) + ": --hwdec cuda: no GPU memory free to hold the chunk's "
+                                     "decoded pictures until its start state comes (a smaller --job-memory, or no --hwdec)");
+        } else {
+          work.device_picture = decoded.device_picture;
+          work.device_view = decoded.view;
+        }
+        decode_busy_us_ += steady_us() - t1;
       } else {
         // A held chunk's frame waits on the GPU that estimates and renders it where it can (not
         // where the GPU has no memory free for it); every other frame in its pool's buffer.

@@ -48,8 +48,8 @@ class Borrowed final : public FrameProcessor {
   TemporalState temporal_state() const override { return p_.temporal_state(); }
   void set_temporal_state(const TemporalState& state) override { p_.set_temporal_state(state); }
   FrameEstimate estimate(const ImageView& in) override { return p_.estimate(in); }
-  std::shared_ptr<void> hold_on_device(const ImageView& host, ImageView& device_view) override {
-    return p_.hold_on_device(host, device_view);
+  std::shared_ptr<void> hold_on_device(const ImageView& frame, ImageView& device_view) override {
+    return p_.hold_on_device(frame, device_view);
   }
 
  private:

@@ -234,8 +234,9 @@ if [[ $what == jobs && -x .device/hazefree && -x .device/ffmpeg ]]; then
   for args in "-m dcp" "-m dcp --hwdec cuda" "-m he --set he.temporal=0.3"; do
     # shellcheck disable=SC2086
     timeout 120 "$HF" -y -q -b cuda $args --encoder ffv1 "$clip" /tmp/jobs-single.mkv >>"$OUT/jobs.log" 2>&1
-    # 3 and 7 chunks: each frame decoded once (the fused analysis; NVDEC renders take the two-pass
-    # form); "3 two-pass": a memory budget too small for any chunk; "auto": --chunks auto; the
+    # 3 and 7 chunks: each frame decoded once (the fused analysis; on NVDEC with DCP the chunk held
+    # on the GPU too, HE's renders there take the two-pass form); "3 two-pass": a memory budget
+    # too small for any chunk; "auto": --chunks auto; the
     # --chunk-starts: cuts one frame after a keyframe, one before, and inside GOPs.
     for cut in "--chunks 3" "--chunks 7" "--chunks 3 --job-memory 0.01" "--chunks auto --workers-per-gpu 3" \
                "--chunk-starts 1,24,26,49,101,163 --workers-per-gpu 3"; do

@@ -537,11 +537,12 @@ FrameEstimate CudaProcessor::estimate(const ImageView& in) {
 // A job's held chunk keeps its decoded frames here until its start state comes, rather than in
 // host memory: the frame is staged and uploaded once, where a host-held frame was staged and
 // uploaded twice (for its estimate, then for its render) after being copied into freshly faulted
-// host pages (docs/SCALING.md). The memory comes from the GPU's default pool in stream order, so
+// host pages (docs/SCALING.md). An NVDEC picture of this GPU is copied on the device, out of the
+// decoder's few surfaces. The memory comes from the GPU's default pool in stream order, so
 // neither taking nor freeing it waits for the other workers' frames on this GPU (cudaFree
 // would wait for the whole device).
-std::shared_ptr<void> CudaProcessor::hold_on_device(const ImageView& host, ImageView& device_view) {
-  if (host.width <= 0 || host.height <= 0 || host.plane_count <= 0) return nullptr;
+std::shared_ptr<void> CudaProcessor::hold_on_device(const ImageView& frame, ImageView& device_view) {
+  if (frame.width <= 0 || frame.height <= 0 || frame.plane_count <= 0) return nullptr;
   select_device();
   if (!holding_) {
     int pools = 0;
@@ -552,12 +553,13 @@ std::shared_ptr<void> CudaProcessor::hold_on_device(const ImageView& host, Image
   }
   Holding& holding = *holding_;
   cudaPointerAttributes where{};
-  HAZEFREE_CUDA_CHECK(cudaPointerGetAttributes(&where, host.planes[0].data));
-  if (where.type == cudaMemoryTypeDevice || where.type == cudaMemoryTypeManaged) return nullptr;
+  HAZEFREE_CUDA_CHECK(cudaPointerGetAttributes(&where, frame.planes[0].data));
+  const bool decoded_on_device = where.type == cudaMemoryTypeDevice;
+  if (where.type == cudaMemoryTypeManaged || (decoded_on_device && where.device != device_)) return nullptr;
   // Held frames leave an eighth of the GPU's memory (at least 1 GiB) free: the lanes take their
   // frames and workspaces on their first frame, after the chunk has been held, and the GPU's
   // other workers and programs need theirs.
-  const std::size_t bytes = frame_bytes(host.format, host.width, host.height, kDeviceRowAlign, host.depth);
+  const std::size_t bytes = frame_bytes(frame.format, frame.width, frame.height, kDeviceRowAlign, frame.depth);
   std::size_t free = 0, total = 0;
   HAZEFREE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   if (free < bytes + std::max<std::size_t>(std::size_t{1} << 30, total / 8)) return nullptr;
@@ -575,15 +577,17 @@ std::shared_ptr<void> CudaProcessor::hold_on_device(const ImageView& host, Image
     HAZEFREE_CUDA_CHECK_NOTHROW(cudaFreeAsync(p, keep->stream.get()));
     if (other) HAZEFREE_CUDA_CHECK_NOTHROW(cudaSetDevice(current));
   });
-  ImageView held = make_view(host.format, host.width, host.height, static_cast<std::uint8_t*>(memory), kDeviceRowAlign, host.depth);
-  held.matrix = host.matrix;
-  held.range = host.range;
+  ImageView held = make_view(frame.format, frame.width, frame.height, static_cast<std::uint8_t*>(memory), kDeviceRowAlign, frame.depth);
+  held.matrix = frame.matrix;
+  held.range = frame.range;
   std::optional<ImageView> staged;
   if (where.type == cudaMemoryTypeUnregistered && !holding.staging_refused) {
-    staged = stage_pageable(host, holding.staging);
+    staged = stage_pageable(frame, holding.staging);
     holding.staging_refused = !staged;
   }
-  copy_frame_async(staged ? *staged : host, held, staged ? cudaMemcpyHostToDevice : cudaMemcpyDefault, s);
+  // An NVDEC picture was copied out on the legacy default stream, which ours do not wait for.
+  if (decoded_on_device) HAZEFREE_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  copy_frame_async(staged ? *staged : frame, held, staged ? cudaMemcpyHostToDevice : cudaMemcpyDefault, s);
   holding.stream.synchronize();  // complete for every stream, and the staging buffer free again
   device_view = held;
   return owner;

@@ -46,8 +46,8 @@ class CudaProcessor final : public FrameProcessor, public DeviceFrameProcessor {
   void set_temporal_state(const TemporalState& state) override;
   FrameEstimate estimate(const ImageView& in) override;
   // Held frames: stream-ordered allocations from the GPU's memory pool, uploaded through a
-  // page-locked staging buffer on a stream of their own.
-  std::shared_ptr<void> hold_on_device(const ImageView& host, ImageView& device_view) override;
+  // page-locked staging buffer on a stream of their own (NVDEC pictures copied on the device).
+  std::shared_ptr<void> hold_on_device(const ImageView& frame, ImageView& device_view) override;
 
   // ---- pipeline interface (FrameProcessor's overlapped processing) ----
   int lanes() const override;

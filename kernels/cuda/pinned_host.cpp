@@ -36,6 +36,15 @@ int cuda_device_count() {
   return devices;
 }
 
+std::size_t cuda_device_memory(int device) {
+  cudaDeviceProp prop{};
+  if (device < 0 || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return prop.totalGlobalMem;
+}
+
 void use_gpu(int device) {
   if (device < 0) return;
   const cudaError_t error = cudaSetDevice(device);

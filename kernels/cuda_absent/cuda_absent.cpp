@@ -24,6 +24,7 @@ void* allocate_pinned_host(std::size_t) { return nullptr; }
 void free_pinned_host(void*) {}
 std::size_t gpu_memory_in_use() { return 0; }
 int cuda_device_count() { return 0; }
+std::size_t cuda_device_memory(int) { return 0; }
 void use_gpu(int) {}
 bool use_blocking_gpu_waits() { return false; }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu_test_util.hpp"
+#include "kernels/cuda/device_frame.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/temporal_state.hpp"
 
@@ -101,8 +102,13 @@ void check_started_part_way(const ProcessingConfig& config, PixelFormat format, 
 // from its device copy equals the host frame's, and the chunk rendered from the device copies
 // through the two lanes, started from the scanned state, gives the whole run's frames. The
 // copies outlive the processor that made them (the frames are freed after it has gone).
-void check_held_on_device(const ProcessingConfig& config, PixelFormat format, int w, int h) {
+// `from_device`: each frame comes as an NVDEC picture would, in one device buffer of the
+// decoder's, reused (overwritten) for the next frame as soon as the hold returns.
+void check_held_on_device(const ProcessingConfig& config, PixelFormat format, int w, int h, bool from_device = false) {
+  INFO(format_name(format, 8), " ", w, "x", h, from_device ? ", from a device picture" : ", from host frames");
   const std::vector<Image> frames = clip_frames(format, w, h);
+  cuda::DeviceFrame surface;  // the "decoder's" one surface
+  surface.shape(format, w, h);
   auto whole = make_cuda_processor(config);
   std::vector<Image> expected;
   std::vector<FrameEstimate> estimates;
@@ -121,7 +127,13 @@ void check_held_on_device(const ProcessingConfig& config, PixelFormat format, in
   std::vector<ImageView> views;
   for (int i = start; i < 12; ++i) {
     ImageView view;
-    held.push_back(render->hold_on_device(frames[static_cast<std::size_t>(i)].view(), view));
+    if (from_device) {
+      cuda::copy_frame_async(frames[static_cast<std::size_t>(i)].view(), surface.view(), cudaMemcpyHostToDevice, cudaStreamLegacy);
+      held.push_back(render->hold_on_device(surface.view(), view));
+      CHECK(view.planes[0].data != surface.view().planes[0].data);
+    } else {
+      held.push_back(render->hold_on_device(frames[static_cast<std::size_t>(i)].view(), view));
+    }
     REQUIRE(static_cast<bool>(held.back()));
     CHECK(view.width == w);
     CHECK(view.format == format);
@@ -157,6 +169,9 @@ TEST_CASE("held frames on the device: estimates and the chunk's render equal the
   check_held_on_device(gpu_test::dcp_config(), PixelFormat::yuv420p, 640, 360);
   check_held_on_device(gpu_test::dcp_config(), PixelFormat::rgb24, 333, 201);
   check_held_on_device(gpu_test::dcp_config(), PixelFormat::nv12, 321, 241);
+  // A job's chunk decoded on NVDEC: its pictures copied out of the decoder's surface on the GPU.
+  check_held_on_device(gpu_test::dcp_config(), PixelFormat::nv12, 321, 241, true);
+  check_held_on_device(gpu_test::dcp_config(), PixelFormat::yuv420p, 640, 360, true);
 }
 
 TEST_CASE("temporal state: DCP started part-way from the scanned estimates equals the whole run") {
