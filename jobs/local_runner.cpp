@@ -181,10 +181,19 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   const std::uint64_t frames_per_share = std::max<std::uint64_t>(1, share / static_cast<std::uint64_t>(std::max<std::int64_t>(1, bytes_per_frame)));
   const auto fewest_by_memory =
       static_cast<std::int64_t>(std::ceil(1.5 * static_cast<double>(frames) / static_cast<double>(frames_per_share)));
-  if (chunks < fewest_by_memory) chunks = (fewest_by_memory + workers - 1) / workers * workers;
+  // More chunks keep each within its worker's share, but none shorter than the length allows: past
+  // that, each chunk's pre-roll and encoder set-up cost more than decoding its frames twice, which
+  // a chunk larger than its share does (the two-pass form). A budget far too small for the input
+  // (3008 1080p frames in 1 MiB) took one chunk a frame, at a thirtieth of the usual speed.
+  const std::int64_t by_memory = (fewest_by_memory + workers - 1) / workers * workers;
+  const std::int64_t by_length = std::max(chunks, most_by_length - most_by_length % workers);
+  const bool over_budget = by_memory > by_length;
+  if (chunks < by_memory) chunks = std::min(by_memory, by_length);
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
-  layout.fewest_chunks = static_cast<int>(std::min<std::int64_t>(chunks, std::max<std::int64_t>(1, fewest_by_memory)));
+  // Chunks that cannot all fit may be as few as the workers: the plan weighs each wave count.
+  layout.fewest_chunks = static_cast<int>(
+      std::min<std::int64_t>(chunks, over_budget ? workers : std::max<std::int64_t>(1, fewest_by_memory)));
   // A job's only worker holds no frames and takes its chunks one after another: more than one
   // chunk would only add pre-roll, encoder set-ups and a join, with no other worker to end with.
   if (workers == 1) layout.chunks = layout.fewest_chunks = 1;
@@ -210,6 +219,8 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
                             counted(std::min<std::int64_t>(workers, chunks), "encoder"), layout.encoder_threads,
                             layout.decoder_threads > 0 ? fmt::format(" (decoders with {})", layout.decoder_threads) : "",
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
+  if (over_budget)
+    layout.line += "; chunks larger than a worker's share of that memory are decoded twice (--job-memory raises it)";
   return layout;
 }
 

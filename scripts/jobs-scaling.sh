@@ -21,6 +21,9 @@
 # BARE_FRAMES (all) gives the bare transcodes only the first that many of the dehazed pictures: on a
 # long input, 16 whole-file transcodes take longer than the rest of the table (12032 frames: over
 # eight minutes on 16 cores); their total fps, the host's limit, is a rate and needs no more.
+# BARE_EACH_ROUND=1 runs the bare transcodes in every round, after its hazefree rows, so that each
+# round's jobs compare with the host's limit of the same minutes (a host's speed drifts within a
+# run); BARE_ARGS ("") adds ffmpeg output options to them (e.g. "-threads 4").
 set -u
 OUT=${1:-$PWD/scaling-out}
 HF=${HF:-.device/hazefree}
@@ -101,6 +104,32 @@ hazefree_run() {  # name, then hazefree arguments (the output is the last one)
   record "$name" "$(awk "BEGIN{print $t1 - $t0}")" "$(count_frames "$out" 2>/dev/null || echo 0)" "$rc" "$busy"
 }
 
+# Bare x264 transcodes of the dehazed pictures, k at once: their total fps.
+best=0
+bare_rows() {  # the BARE rows, each named with $1 ("" or ", round N")
+  for k in ${BARE-1 2 4 8 16}; do
+    j0=$(cpu_jiffies)
+    timeline_start
+    t0=$(now)
+    # Waits for these transcodes only: a bare `wait` would also wait for the timeline's endless loop.
+    bare_pids=()
+    for i in $(seq 1 $k); do
+      # shellcheck disable=SC2086
+      "$FF" -v error -y -nostdin -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 ${BARE_ARGS:-} -c:a copy \
+        "/tmp/scaling-bare-$i.mp4" &
+      bare_pids+=($!)
+    done
+    wait "${bare_pids[@]}"
+    t1=$(now)
+    seconds=$(awk "BEGIN{print $t1 - $t0}")
+    timeline_stop "bare x264${BARE_ARGS:+ $BARE_ARGS}, $k at once$1"
+    record "bare ffmpeg x264 veryfast${BARE_ARGS:+ $BARE_ARGS} of the dehazed pictures${BARE_FRAMES:+ (the first $bare_frames)}, $k at once$1" \
+      "$seconds" $((bare_frames * k)) 0 "$(busy_since "$j0")"
+    best=$(awk -v a="$best" -v b="$(awk "BEGIN{print $bare_frames * $k / $seconds}")" 'BEGIN{print (b > a) ? b : a}')
+  done
+  rm -f /tmp/scaling-bare-*.mp4
+}
+
 for round in $(seq 1 "${ROUNDS:-1}"); do
 hazefree_run "single run, 1 GPU" "$input" /tmp/scaling-single.mp4
 [[ ${SHORT:-0} == 1 ]] || hazefree_run "single run, 1 GPU, GPU waits spinning (HAZEFREE_GPU_WAIT=spin)" env=HAZEFREE_GPU_WAIT=spin "$input" /tmp/scaling-single-spin.mp4
@@ -136,6 +165,7 @@ fi
 if [[ $gpus -ge 4 ]]; then
   hazefree_run "--chunks 6 --gpus 0,1 (2 GPUs x 1 worker)" --chunks 6 --gpus 0,1 "$input" /tmp/scaling-g01.mp4
 fi
+[[ ${BARE_EACH_ROUND:-0} != 1 ]] || bare_rows ", round $round"
 done
 
 # Independent single runs at once, one per GPU, each the whole file: hazefree's own ceiling on
@@ -155,28 +185,7 @@ record "$gpus independent single runs at once, one per GPU" "$(awk "BEGIN{print 
 rm -f /tmp/scaling-each-*.mp4
 fi
 
-# Bare x264 transcodes of the dehazed pictures, k at once: their total fps.
-best=0
-for k in ${BARE-1 2 4 8 16}; do
-  j0=$(cpu_jiffies)
-  timeline_start
-  t0=$(now)
-  # Waits for these transcodes only: a bare `wait` would also wait for the timeline's endless loop.
-  bare_pids=()
-  for i in $(seq 1 $k); do
-    "$FF" -v error -y -nostdin -i /tmp/scaling-dehazed.mp4 -c:v libx264 -preset veryfast -crf 23 -c:a copy \
-      "/tmp/scaling-bare-$i.mp4" &
-    bare_pids+=($!)
-  done
-  wait "${bare_pids[@]}"
-  t1=$(now)
-  seconds=$(awk "BEGIN{print $t1 - $t0}")
-  timeline_stop "bare x264, $k at once"
-  record "bare ffmpeg x264 veryfast of the dehazed pictures${BARE_FRAMES:+ (the first $bare_frames)}, $k at once" "$seconds" \
-    $((bare_frames * k)) 0 "$(busy_since "$j0")"
-  best=$(awk -v a="$best" -v b="$(awk "BEGIN{print $bare_frames * $k / $seconds}")" 'BEGIN{print (b > a) ? b : a}')
-done
-rm -f /tmp/scaling-bare-*.mp4
+[[ ${BARE_EACH_ROUND:-0} == 1 ]] || bare_rows ""
 
 {
   echo "host: $gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1), $cores cores, $(date -u +%Y-%m-%d)"

@@ -85,6 +85,12 @@ inline std::vector<int> keyframe_positions(const std::string& path) {
   return positions;
 }
 
+// A file's whole text (a job's log), empty if it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 inline const TestClip& test_clip() {
   static const TestClip clip = [] {
     TestClip c;

@@ -356,11 +356,6 @@ namespace hazefree::test {
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Decodings per task recorded by the job (`job status --json`: "decodes" of each task).
 std::vector<int> decodes_per_task(const std::string& dir) {
   const CommandResult r = run_hazefree("job status --json " + q(dir));

@@ -188,6 +188,24 @@ TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframe
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
 }
 
+TEST_CASE("job cuts: --chunks auto with a budget too small for any chunk keeps its chunks long, decoded twice, same frames") {
+  // 10 KiB for 300 frames: chunks that fit would be a frame each (pre-roll and an encoder for
+  // every frame). The chunks stay a second or longer and take the two-pass form; of the counts
+  // the length allows, one wave cut at the keyframe (frame 150) decodes no pre-roll.
+  const std::string dir = temp_dir("jobs-cuts-small-budget-" + std::to_string(getpid()));
+  const std::string clip = dir + "/gop150.mp4";
+  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y --backend cpu --workers 2 --encoder ffv1 --chunks auto --job-memory 0.01 --job-dir " +
+                                       quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("--chunks auto: 2 chunks (0 frames of pre-roll) on 2 workers (CPU)") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("chunks larger than a worker's share of that memory are decoded twice") != std::string::npos, r.err);
+  CHECK(read_plan(dir + "/job").at("tasks").size() == 2);
+  CHECK(read_text(dir + "/job/logs/analyze-0.log").find("decoded twice") != std::string::npos);
+  check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
+}
+
 TEST_CASE("job cuts: --chunks auto with one worker plans one chunk, no pre-roll, same frames") {
   // One worker takes its chunks one after another: three chunks of this clip (its waves) would
   // cut between keyframes and decode pre-roll, and set up three encoders, for nothing.
