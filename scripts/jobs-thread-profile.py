@@ -4,7 +4,7 @@
     scripts/jobs-thread-profile.py PID OUTFILE [INTERVAL_S]    (default 0.2 s)
 
 Reads /proc/PID/task/*/stat (utime + stime) every interval and sums the cores used by the threads
-of each name: a job's `hf-decode`, `hf-estimate`, `hf-encode` and `hf-worker` (its encoders'
+of each name (and, as "(ended)", by threads that ended within the interval): a job's `hf-decode`, `hf-estimate`, `hf-encode` and `hf-worker` (its encoders'
 threads take the worker's name), FFmpeg's own. Where a chunked run's idle cores are: its start,
 while the held chunks decode, its end (docs/SCALING.md). Start it right after the process:
     .device/hazefree --chunks auto IN OUT & scripts/jobs-thread-profile.py $! prof.txt
@@ -15,15 +15,23 @@ import sys
 import time
 
 
+def jiffies_of(stat):
+    """utime + stime of a /proc stat line."""
+    fields = stat[stat.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def sample(pid):
-    """{thread id: (name, jiffies)} of the process, or None once it has ended (a zombie, not yet
-    reaped by the shell that started it and this script, has ended too)."""
+    """({thread id: (name, jiffies)}, the process's jiffies, its ended threads' included) of the
+    process, or None once it has ended (a zombie, not yet reaped by the shell that started it and
+    this script, has ended too)."""
     threads = {}
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
         if stat[stat.rindex(")") + 2] in "ZX":
             return None
+        process = jiffies_of(stat)
         tids = os.listdir(f"/proc/{pid}/task")
     except (FileNotFoundError, ProcessLookupError):
         return None
@@ -34,9 +42,8 @@ def sample(pid):
         except OSError:
             continue  # the thread ended meanwhile
         name = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
-        threads[tid] = (name, int(fields[11]) + int(fields[12]))
-    return threads
+        threads[tid] = (name, jiffies_of(stat))
+    return threads, process
 
 
 def main():
@@ -56,8 +63,11 @@ def main():
         if current is None:
             break
         used = collections.Counter()
-        for tid, (name, jiffies) in current.items():
-            used[name] += jiffies - previous.get(tid, (name, 0))[1]
+        for tid, (name, jiffies) in current[0].items():
+            used[name] += jiffies - previous[0].get(tid, (name, 0))[1]
+        # What threads that ended within the interval used (a chunk's encoder and decoder
+        # threads end with it): the process's count keeps it, the threads' counts are gone.
+        used["(ended)"] = max(0, current[1] - previous[1] - sum(used.values()))
         previous = current
         names.update(used)
         rows.append((time.time() - start, {n: j / hz / interval for n, j in used.items()}))
