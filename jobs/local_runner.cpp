@@ -675,13 +675,14 @@ class LocalJob {
     const auto began = std::chrono::steady_clock::now();
     std::optional<std::chrono::steady_clock::time_point> published_at, first_written_at;
     if (own_analysis && !fused) {
+      const std::string two_decoders = "its render decodes on NVDEC, its analysis on the CPU";
       const std::string why =
-          !held_on_gpu ? "its render decodes on NVDEC, its analysis on the CPU"
-          : on_nvdec   ? fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the GPU's memory or of the memory "
-                                     "budget ({:.3g} MiB, --job-memory); its render decodes on NVDEC, its analysis on the CPU",
-                                     c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0)
-                       : fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of the memory budget ({:.3g} MiB, --job-memory)",
-                                     c.frames, static_cast<double>(chunk_bytes) / 1048576.0, static_cast<double>(share) / 1048576.0);
+          !held_on_gpu ? two_decoders
+                       : fmt::format("its {} frames ({:.0f} MiB) exceed a worker's share of {}the memory budget ({:.3g} MiB, "
+                                     "--job-memory){}",
+                                     c.frames, static_cast<double>(chunk_bytes) / 1048576.0,
+                                     on_nvdec ? "the GPU's memory or of " : "", static_cast<double>(share) / 1048576.0,
+                                     on_nvdec ? "; " + two_decoders : "");
       analyse_alone(worker, task, fmt::format("decoded twice: {}", why));
     } else if (fused) {
       analysis.emplace(dir_, Stage::analyze, task, plan_.id, true);

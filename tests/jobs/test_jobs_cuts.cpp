@@ -37,6 +37,17 @@ const std::string& one_keyframe_clip() {
   return path;
 }
 
+// 300 frames with a keyframe every 150 (frames 0 and 150), no B-frames.
+const std::string& gop150_clip() {
+  static const std::string path = [] {
+    const std::string p = temp_dir("jobs-cuts-gop150-" + std::to_string(getpid())) + "/gop150.mp4";
+    make_h264_clip(p, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
+    REQUIRE(keyframe_positions(p) == std::vector<int>{0, 150});
+    return p;
+  }();
+  return path;
+}
+
 // A render's pre-roll as its -v line gives it: "pre-roll: DECODED of PLANNED pictures decoded".
 struct RenderPreroll {
   long decoded = -1;
@@ -173,9 +184,7 @@ TEST_CASE("job cuts: --chunks auto takes one wave when its cuts fall on keyframe
   // decodes no pre-roll; two or three waves of shrinking chunks would cut between keyframes and
   // decode 276 frames or more of it (at a sixth of an encode each), for a shorter end.
   const std::string dir = temp_dir("jobs-cuts-one-wave-" + std::to_string(getpid()));
-  const std::string clip = dir + "/gop150.mp4";
-  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
-  REQUIRE(keyframe_positions(clip) == std::vector<int>{0, 150});
+  const std::string& clip = gop150_clip();
   fs::remove_all(dir + "/job");
   const CommandResult r = run_hazefree("-y --backend cpu --workers 2 --encoder ffv1 --chunks auto --job-dir " +
                                        quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
@@ -193,8 +202,7 @@ TEST_CASE("job cuts: --chunks auto with a budget too small for any chunk keeps i
   // every frame). The chunks stay a second or longer and take the two-pass form; of the counts
   // the length allows, one wave cut at the keyframe (frame 150) decodes no pre-roll.
   const std::string dir = temp_dir("jobs-cuts-small-budget-" + std::to_string(getpid()));
-  const std::string clip = dir + "/gop150.mp4";
-  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
+  const std::string& clip = gop150_clip();
   fs::remove_all(dir + "/job");
   const CommandResult r = run_hazefree("-y --backend cpu --workers 2 --encoder ffv1 --chunks auto --job-memory 0.01 --job-dir " +
                                        quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
@@ -210,8 +218,7 @@ TEST_CASE("job cuts: --chunks auto with one worker plans one chunk, no pre-roll,
   // One worker takes its chunks one after another: three chunks of this clip (its waves) would
   // cut between keyframes and decode pre-roll, and set up three encoders, for nothing.
   const std::string dir = temp_dir("jobs-cuts-one-worker-" + std::to_string(getpid()));
-  const std::string clip = dir + "/gop150.mp4";
-  make_h264_clip(clip, 12, "keyint=150:min-keyint=150:scenecut=0:bframes=0");
+  const std::string& clip = gop150_clip();
   fs::remove_all(dir + "/job");
   const CommandResult r = run_hazefree("-y --backend cpu --workers 1 --encoder ffv1 --chunks auto --job-dir " +
                                        quoted(dir + "/job") + " " + quoted(clip) + " " + quoted(dir + "/auto.mkv"));
