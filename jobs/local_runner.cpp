@@ -117,6 +117,7 @@ struct Layout {
   int chunks = 0;             // for --chunks auto: the most chunks (whole waves of workers)
   int fewest_chunks = 0;      // for --chunks auto: the fewest (memory; whole waves below `chunks`)
   int encoder_threads = 0;    // for --chunks auto: per worker's encoder (0: the encoder's own choice)
+  int leading_encoder_threads = 0;  // for --chunks auto: the job's first chunk's encoder (0: encoder_threads)
   int decoder_threads = 0;    // for --chunks auto: per worker's decoder (0: the decoder's own choice)
   std::uint64_t budget = 0;   // bytes of decoded frames all workers may hold
   int gpus = 0;               // GPUs the workers use
@@ -187,7 +188,9 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   // (3008 1080p frames in 1 MiB) took one chunk a frame, at a thirtieth of the usual speed.
   const std::int64_t by_memory = (fewest_by_memory + workers - 1) / workers * workers;
   const std::int64_t by_length = std::max(chunks, most_by_length - most_by_length % workers);
-  const bool over_budget = by_memory > by_length;
+  // Over the budget only where more chunks than the length allows would be needed (not where the
+  // whole waves that `by_memory` rounds up to are more: a 75-frame input on two workers).
+  const bool over_budget = fewest_by_memory > by_length;
   if (chunks < by_memory) chunks = std::min(by_memory, by_length);
   chunks = std::clamp<std::int64_t>(chunks, 1, std::min<std::int64_t>(frames, 100000));
   layout.chunks = static_cast<int>(chunks);
@@ -206,18 +209,29 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   // estimates are published, when only the first chunk's encoder has work (three against two:
   // 7.31 / 7.37 s against 7.47 / 7.68 s, four 7.86 / 7.50 s, docs/SCALING.md 2026-12-04). CPU
   // workers, whose processing takes cores too: 1.5 encoder threads a core.
+  // The chunk whose start state is known when the job starts renders alone until the other
+  // workers have decoded their chunks and published the estimates (about a second), their
+  // decoders leaving cores free: its encoder takes threads for all of them (one x264 keeps about
+  // 11 of 16 cores busy whatever its threads: 16 at most). With 12 or 16 threads, 3008 frames on
+  // 16 cores ran 4-10 % faster in five of six pairs of rounds on three hosts, 1 % slower in the
+  // sixth (docs/SCALING.md, 2026-12-07).
   if (layout.gpus > 0) {
     layout.encoder_threads = std::max(1, (3 * cores + workers - 1) / workers);
     layout.decoder_threads = 3;
+    if (workers > 1) layout.leading_encoder_threads = std::max(layout.encoder_threads, std::min(cores, 16));
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
   }
+  std::vector<std::string> thread_notes;
+  if (layout.leading_encoder_threads > layout.encoder_threads)
+    thread_notes.push_back(fmt::format("the first chunk's with {} while the others decode", layout.leading_encoder_threads));
+  if (layout.decoder_threads > 0) thread_notes.push_back(fmt::format("decoders with {}", layout.decoder_threads));
   layout.line = fmt::format("--chunks auto: {{}} on {} ({}), {} at once with {} threads each{}, "
                             "decoded frames held in at most {:.0f} MiB ({} cores, {} frames of {}x{})",
                             counted(workers, "worker"),
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
                             counted(std::min<std::int64_t>(workers, chunks), "encoder"), layout.encoder_threads,
-                            layout.decoder_threads > 0 ? fmt::format(" (decoders with {})", layout.decoder_threads) : "",
+                            thread_notes.empty() ? "" : " (" + thread_notes.front() + (thread_notes.size() > 1 ? "; " + thread_notes.back() : "") + ")",
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
   if (over_budget)
     layout.line += "; chunks larger than a worker's share of that memory are decoded twice (--job-memory raises it)";
@@ -280,6 +294,16 @@ class StateBoard {
     std::lock_guard lock(mutex_);
     advance_locked(c.input);
     return folds_[static_cast<std::size_t>(c.input)].folded >= c.number;
+  }
+
+  // True when `task`'s start state is known now and the next chunk of its input waits for this
+  // one's estimates: the head of its input's chain of start states.
+  bool leads(int task) {
+    const ChunkPlan& c = plan_.tasks[static_cast<std::size_t>(task)];
+    std::lock_guard lock(mutex_);
+    advance_locked(c.input);
+    const auto chunks = plan_.inputs[static_cast<std::size_t>(c.input)].chunks.size();
+    return folds_[static_cast<std::size_t>(c.input)].folded == c.number && static_cast<std::size_t>(c.number) + 1 < chunks;
   }
 
  private:
@@ -602,6 +626,8 @@ class LocalJob {
     // before the backend is ready (a chunk decodes into them meanwhile); the lanes' page-locked.
     std::shared_ptr<BufferCache> held = std::make_shared<BufferCache>(huge_page_heap());
     std::shared_ptr<BufferCache> pinned;
+    // Its chunks begun so far (run_task: each begins once the one before has been processed).
+    std::atomic<int> chunks_begun{0};
   };
 
   // Makes the worker's processors and buffers, once the GPUs are prepared; nothing for its later
@@ -649,8 +675,15 @@ class LocalJob {
     RunOptions chunk_run = chunk_render_options(dir_, plan_, task, options_.verbose);
     chunk_run.hooks.stop = &stop_;
     chunk_run.hooks.on_processing_done = processed;
-    if (layout_.encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
-      chunk_run.output_options.encoder_options["threads"] = std::to_string(layout_.encoder_threads);
+    // The head of the chain of start states, on a worker's first chunk (the job's start), while
+    // the next chunk's worker decodes and waits: the leading count (choose_layout).
+    const bool leading = worker.chunks_begun++ == 0 && layout_.leading_encoder_threads > 0 && board_.leads(task);
+    const int encoder_threads = leading ? layout_.leading_encoder_threads : layout_.encoder_threads;
+    if (encoder_threads > 0 && !chunk_run.output_options.encoder_options.count("threads"))
+      chunk_run.output_options.encoder_options["threads"] = std::to_string(encoder_threads);
+    const auto threads_given = chunk_run.output_options.encoder_options.find("threads");
+    const std::string encoder_threads_said =
+        threads_given != chunk_run.output_options.encoder_options.end() ? fmt::format(" ({} encoder threads)", threads_given->second) : "";
     if (layout_.decoder_threads > 0 && chunk_run.input_options.decoder_threads == 0)
       chunk_run.input_options.decoder_threads = layout_.decoder_threads;
     const bool on_nvdec = !chunk_run.input_options.hwdec.empty();
@@ -755,11 +788,13 @@ class LocalJob {
           return t ? fmt::format("{:.2f}", std::chrono::duration<double>(*t - started_).count()) : std::string("-");
         };
         say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
-                        "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms; "
+                        "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms{}; "
                         "pre-roll: {} of {} pictures decoded",
                         task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
                         at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
-                        summary.encode_ms, summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
+                        summary.encode_ms,
+                        encoder_threads_said,
+                        summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
       }
       render.done(summary.frames_out);
       running.ok = true;

@@ -250,6 +250,20 @@ if [[ $what == jobs && -x .device/hazefree && -x .device/ffmpeg ]]; then
     done
   done
   done
+  # --chunks auto with x264: the first chunk's encoder has the leading thread count (the line's
+  # "the first chunk's with N") while the other workers decode; every other chunk the common one.
+  timeout 120 "$HF" -y -v -b cuda --chunks auto --workers-per-gpu 6 --gpus all /tmp/jobs-onekey.mp4 /tmp/jobs-auto.mp4 \
+    >"$OUT/jobs-auto.txt" 2>&1
+  rc=$?
+  lead=$(sed -n "s/.*the first chunk's with \([0-9]*\) while.*/\1/p" "$OUT/jobs-auto.txt" | head -n 1)
+  common=$(sed -n 's/.* at once with \([0-9]*\) threads each.*/\1/p' "$OUT/jobs-auto.txt" | head -n 1)
+  threads=$(sed -n 's/^hazefree: render [0-9]*: began.* (\([0-9]*\) encoder threads).*/\1/p' "$OUT/jobs-auto.txt")
+  renders=$(grep -c '^hazefree: render [0-9]*: began' "$OUT/jobs-auto.txt")
+  leading=$(grep -cx "${lead:-none}" <<<"$threads")
+  others=$(grep -cx "${common:-none}" <<<"$threads")
+  threads=$(sort -n <<<"$threads" | uniq -c | tr -s ' ' | tr '\n' ';')
+  if [[ $rc -eq 0 && $renders -gt 1 && $leading -eq 1 && $((leading + others)) -eq $renders ]]; then ok=as-planned; else ok=NOT-AS-PLANNED; fi
+  summary+=("jobs --chunks auto x264 threads: exit $rc, leading $lead, common $common, renders (count threads):$threads $ok")
 fi
 
 printf '%s\n' "----- summary" "${summary[@]}" | tee "$OUT/summary.txt"

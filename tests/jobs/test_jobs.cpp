@@ -469,6 +469,8 @@ TEST_CASE("job chunks: --chunks auto on the CPU backend chooses the layout, says
                                          q(dir + "/auto.mkv"));
     REQUIRE_MESSAGE(r.status == 0, r.err);
     CHECK(r.err.find("--chunks auto: ") != std::string::npos);
+    // A short input in the default budget: nothing is over it, so nothing is decoded twice.
+    CHECK_MESSAGE(r.err.find("decoded twice") == std::string::npos, r.err);
     check_identical(single_run(clip.path, options), dir + "/auto.mkv");
   }
   // A pipe or a live source cannot be cut: one line, status 2.

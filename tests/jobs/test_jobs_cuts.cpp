@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,33 @@ TEST_CASE("job cuts: --chunks auto with one worker plans one chunk, no pre-roll,
   CHECK_MESSAGE(r.err.find("--chunks auto: 1 chunk (0 frames of pre-roll) on 1 worker (CPU)") != std::string::npos, r.err);
   CHECK(read_plan(dir + "/job").at("tasks").size() == 1);
   check_identical(single_run(clip, "--backend cpu"), dir + "/auto.mkv");
+}
+
+TEST_CASE("job chunks: --chunks auto -v gives each render's encoder threads (on the CPU backend all take the line's count)") {
+  const std::string& clip = gop150_clip();
+  const std::string dir = temp_dir("jobs-auto-threads-" + std::to_string(getpid()));
+  const CommandResult r = run_hazefree("-v -y --backend cpu --encoder ffv1 --chunks auto " + quoted(clip) + " " + quoted(dir + "/out.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::smatch layout;
+  REQUIRE_MESSAGE(std::regex_search(r.err, layout, std::regex(R"(at once with (\d+) threads each)")), r.err);
+  // The first chunk's encoder takes more threads only where a GPU leaves the cores to the decoders.
+  CHECK(r.err.find("the first chunk's with") == std::string::npos);
+  const std::regex render(R"(render (\d+): began .* encode [0-9.]+ ms \((\d+) encoder threads\); pre-roll)");
+  int renders = 0;
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), render); it != std::sregex_iterator(); ++it) {
+    CAPTURE((*it).str());
+    CHECK((*it)[2] == layout[1].str());
+    ++renders;
+  }
+  CHECK_MESSAGE(renders >= 2, r.err);
+  // Threads given with --encoder-opt are the ones every render uses and says.
+  const CommandResult given = run_hazefree("-v -y --backend cpu --encoder ffv1 --encoder-opt threads=1 --chunks auto " + quoted(clip) +
+                                           " " + quoted(dir + "/out.mkv"));
+  REQUIRE_MESSAGE(given.status == 0, given.err);
+  int said = 0;
+  for (auto it = std::sregex_iterator(given.err.begin(), given.err.end(), render); it != std::sregex_iterator(); ++it, ++said)
+    CHECK((*it)[2] == "1");
+  CHECK(said == renders);
 }
 
 }  // namespace hazefree::test
