@@ -222,16 +222,17 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
   } else {
     layout.encoder_threads = std::max(1, (3 * cores + 2 * workers - 1) / (2 * workers));
   }
-  std::vector<std::string> thread_notes;
+  std::string thread_notes;  // "; " between them
   if (layout.leading_encoder_threads > layout.encoder_threads)
-    thread_notes.push_back(fmt::format("the first chunk's with {} while the others decode", layout.leading_encoder_threads));
-  if (layout.decoder_threads > 0) thread_notes.push_back(fmt::format("decoders with {}", layout.decoder_threads));
+    thread_notes = fmt::format("the first chunk's with {} while the others decode", layout.leading_encoder_threads);
+  if (layout.decoder_threads > 0)
+    thread_notes += fmt::format("{}decoders with {}", thread_notes.empty() ? "" : "; ", layout.decoder_threads);
   layout.line = fmt::format("--chunks auto: {{}} on {} ({}), {} at once with {} threads each{}, "
                             "decoded frames held in at most {:.0f} MiB ({} cores, {} frames of {}x{})",
                             counted(workers, "worker"),
                             layout.gpus > 0 ? fmt::format("{} per GPU", workers / layout.gpus) : "CPU",
                             counted(std::min<std::int64_t>(workers, chunks), "encoder"), layout.encoder_threads,
-                            thread_notes.empty() ? "" : " (" + thread_notes.front() + (thread_notes.size() > 1 ? "; " + thread_notes.back() : "") + ")",
+                            thread_notes.empty() ? "" : " (" + thread_notes + ")",
                             static_cast<double>(layout.budget) / (1024.0 * 1024.0), cores, frames, video.width, video.height);
   if (over_budget)
     layout.line += "; chunks larger than a worker's share of that memory are decoded twice (--job-memory raises it)";

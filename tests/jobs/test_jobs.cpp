@@ -298,8 +298,7 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
   CHECK(r.err.find("--chunk") != std::string::npos);
   // A job directory of another version.
   {
-    std::ifstream in(dir + "/job/plan.json");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text = read_text(dir + "/job/plan.json");
     const auto at = text.find("\"version\": 2");
     REQUIRE(at != std::string::npos);
     text.replace(at, 12, "\"version\": 0");

@@ -72,8 +72,7 @@ TEST_CASE("job plan: a setting holding a quote, a backslash and non-ASCII comes 
   CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(test_clip().path) + " " + q(dir + "/out.mkv") +
                                  " -y --backend cpu --mode ahe --encoder ffv1 --chunks 2 --stats " + q(stats));
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  std::ifstream settings(dir + "/job/settings.toml");
-  const std::string text((std::istreambuf_iterator<char>(settings)), std::istreambuf_iterator<char>());
+  const std::string text = read_text(dir + "/job/settings.toml");
   CHECK(text.find("stats = \"" + dir + "/frames \\\"quoted\\\" back\\\\slash Fr\xC3\xA9quence \xE9\x9B\xBE.jsonl\"") !=
         std::string::npos);
   for (const char* stage : {"render -q --chunk 0", "render -q --chunk 1", "join -q"}) {
