@@ -40,6 +40,7 @@
 #include "jobs/job_plan.hpp"
 #include "jobs/job_progress.hpp"
 #include "jobs/job_stages.hpp"
+#include "jobs/render_priority.hpp"
 #include "kernels/processor.hpp"
 #include "kernels/temporal_state.hpp"
 #include "pipeline/frame_pool.hpp"
@@ -449,17 +450,26 @@ class LocalJob {
     // wakes the chunks waiting for their start state.
     // Meanwhile the progress line: redrawn in place twice a second on a terminal, else a line
     // every five seconds.
+    // And four times a second, once no chunk is left to hand out, the last renders' shares of the
+    // cores (balance_last_renders).
     std::size_t ended = 0;
     bool stop_seen = false;
     const auto started = std::chrono::steady_clock::now();
     const int interval_ms = on_terminal_ ? 500 : 5000;
+    constexpr std::chrono::milliseconds kBalanceInterval{250};
     auto next_line = started + std::chrono::milliseconds(on_terminal_ ? 0 : interval_ms);
+    auto next_balance = started + kBalanceInterval;
     while (ended < workers.size()) {
       if (std::chrono::steady_clock::now() >= next_line) {
         if (!options_.quiet) show_progress(started, false);
         next_line += std::chrono::milliseconds(interval_ms);
       }
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_line - std::chrono::steady_clock::now());
+      if (std::chrono::steady_clock::now() >= next_balance) {
+        balance_last_renders();
+        next_balance = std::chrono::steady_clock::now() + kBalanceInterval;
+      }
+      const auto wait =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_line, next_balance) - std::chrono::steady_clock::now());
       pollfd wake[2] = {{done_pipe[0], POLLIN, 0}, {stop_request_fd(), POLLIN, 0}};
       if (poll(wake, stop_seen ? 1 : 2, static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, interval_ms))) < 0) {
         if (errno == EINTR) continue;
@@ -507,6 +517,37 @@ class LocalJob {
       for (const std::weak_ptr<BufferCache>& cache : held_caches_)
         if (const std::shared_ptr<BufferCache> held = cache.lock()) held->stop_keeping();
     return task;
+  }
+
+  // The job's last renders end together (jobs/render_priority.hpp): once every chunk has been
+  // handed out, each running render's threads take a nice value from the frames it has left
+  // against the render with the most. Before that, a render that ends early takes the next chunk.
+  // A render whose estimates the later chunks still wait for (a held chunk still decoding) keeps
+  // its share: its decoding holds up every start state after it.
+  void balance_last_renders() {
+    {
+      std::lock_guard lock(mutex_);
+      if (next_ < order_.size()) return;
+    }
+    std::map<int, std::int64_t> left;
+    {
+      std::lock_guard lock(frames_left_mutex_);
+      for (const auto& [task, render] : renders_left_)
+        if (!render.estimates_awaited) left[task] = render.frames;
+    }
+    const std::map<int, int> nice = balanced_nice(left);
+    if (nice.empty()) return;
+    const int floor = nice_floor_;
+    nice_floor_ = apply_render_nice(nice, floor);
+    std::lock_guard lock(frames_left_mutex_);
+    for (const auto& [task, value] : nice) highest_nice_[task] = std::max(highest_nice_[task], std::min(19, floor + value));
+  }
+
+  // The highest nice value render `task`'s threads were given (-v).
+  int highest_nice(int task) {
+    std::lock_guard lock(frames_left_mutex_);
+    const auto found = highest_nice_.find(task);
+    return found != highest_nice_.end() ? found->second : 0;
   }
 
   // A worker's held frames are kept for its next chunk while chunks are left to hand out; after
@@ -580,7 +621,8 @@ class LocalJob {
       for (int task = next_task(); task >= 0; task = next_task()) {
         auto processed = std::make_shared<ChunkProcessed>();
         std::future<void> running = std::async(std::launch::async, [this, &worker, task, processed] {
-          name_this_thread("hf-worker");  // its encoder's threads take the name too
+          // Its decoder's and encoder's threads take the name too (balance_last_renders).
+          name_this_thread(render_thread_name(task).c_str());
           try {
             run_task(worker, task, [processed] { processed->set(); });
           } catch (const std::exception& e) {
@@ -734,14 +776,35 @@ class LocalJob {
         save_analysis(dir_, plan_, task, estimates);
         analysis->done(static_cast<std::int64_t>(estimates.size()));
         board_.publish(task, std::move(estimates));
+        std::lock_guard lock(frames_left_mutex_);
+        if (const auto render = renders_left_.find(task); render != renders_left_.end()) render->second.estimates_awaited = false;
       };
     }
     TaskRun render(dir_, Stage::render, task, plan_.id, true);
     std::int64_t counted = 0;  // this render's frames in frames_this_run_
-    chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at](const FrameWritten& written) {
+    // Its frames left while it runs, and whether the later chunks await its estimates (a held
+    // chunk's, until it publishes them): balance_last_renders.
+    struct FramesLeft {
+      LocalJob& job;
+      int task;
+      FramesLeft(LocalJob& j, int t, std::int64_t frames, bool estimates_awaited) : job(j), task(t) {
+        std::lock_guard lock(job.frames_left_mutex_);
+        job.renders_left_[task] = RenderLeft{frames, estimates_awaited};
+      }
+      void set(std::int64_t frames) {
+        std::lock_guard lock(job.frames_left_mutex_);
+        job.renders_left_[task].frames = frames;
+      }
+      ~FramesLeft() {
+        std::lock_guard lock(job.frames_left_mutex_);
+        job.renders_left_.erase(task);
+      }
+    } frames_left(*this, task, c.frames, fused);
+    chunk_run.hooks.on_frame_written = [this, &render, &counted, &first_written_at, &frames_left, &c](const FrameWritten& written) {
       if (counted == 0) first_written_at = std::chrono::steady_clock::now();
       frames_this_run_ += written.frames - counted;
       counted = written.frames;
+      frames_left.set(c.frames - written.frames);
       render.progress(written.frames);
     };
     // The chunk counted as running while it renders; a render that fails takes its frames back
@@ -790,12 +853,12 @@ class LocalJob {
         };
         say(fmt::format("render {}: began {}, estimates published {}, start state {}, first frame written {}, ended {} s; "
                         "busy per frame: decode {:.2f}, estimate {:.2f}, process {:.2f}, encode {:.2f} ms{}; "
-                        "pre-roll: {} of {} pictures decoded",
+                        "pre-roll: {} of {} pictures decoded; nice up to {}",
                         task, at(began), at(published_at), at(gate ? gate->known_at : std::nullopt), at(first_written_at),
                         at(std::chrono::steady_clock::now()), summary.decode_ms, summary.estimate_ms, summary.process_ms,
                         summary.encode_ms,
                         encoder_threads_said,
-                        summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll));
+                        summary.pictures_dropped, plan_.tasks[static_cast<std::size_t>(task)].preroll, highest_nice(task)));
       }
       render.done(summary.frames_out);
       running.ok = true;
@@ -871,6 +934,16 @@ class LocalJob {
   std::atomic<int> running_{0};
   std::atomic<int> chunks_done_{0};
   std::atomic<int> chunks_failed_{0};
+  // The running renders' frames left, by task, the highest nice value each render was given, and
+  // the value the last renders' are raised from (balance_last_renders).
+  struct RenderLeft {
+    std::int64_t frames = 0;
+    bool estimates_awaited = false;
+  };
+  std::mutex frames_left_mutex_;
+  std::map<int, RenderLeft> renders_left_;
+  std::map<int, int> highest_nice_;
+  int nice_floor_ = 0;
 };
 
 }  // namespace

@@ -4,8 +4,8 @@
     scripts/jobs-thread-profile.py PID OUTFILE [INTERVAL_S]    (default 0.2 s)
 
 Reads /proc/PID/task/*/stat (utime + stime) every interval and sums the cores used by the threads
-of each name (and, as "(ended)", by threads that ended within the interval): a job's `hf-decode`, `hf-estimate`, `hf-encode` and `hf-worker` (its encoders'
-threads take the worker's name), FFmpeg's own. Where a chunked run's idle cores are: its start,
+of each name (and, as "(ended)", by threads that ended within the interval): a job's `hf-decode`, `hf-estimate`, `hf-encode`, `hf-worker` and
+`hf-render` (every render's thread, `hf-render-TASK`; its encoder's and decoder's threads take its name), FFmpeg's own. Where a chunked run's idle cores are: its start,
 while the held chunks decode, its end (docs/SCALING.md). Start it right after the process:
     .device/hazefree --chunks auto IN OUT & scripts/jobs-thread-profile.py $! prof.txt
 """
@@ -42,6 +42,8 @@ def sample(pid):
         except OSError:
             continue  # the thread ended meanwhile
         name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if name.startswith("hf-render-"):
+            name = "hf-render"  # every render's threads as one (each is named for its task)
         threads[tid] = (name, jiffies_of(stat))
     return threads, process
 
