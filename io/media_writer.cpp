@@ -292,45 +292,19 @@ void MediaWriter::Impl::check_paths(const MediaReader& source) {
     write_url = options.url == "-" ? "pipe:1" : options.url;
     return;
   }
+  const std::string input_url = source.format_context() ? source.format_context()->url : "";
+  if (const std::string why = output_problem(options.url, is_url(input_url) ? "" : input_url, options.overwrite);
+      !why.empty())
+    throw_io(name, why);
   const fs::path output(options.url);
   std::error_code error;
-  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, error)) {
-    // The nearest part of the folder that exists says what is wrong: missing, or not a folder.
-    fs::path part = folder;
-    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, error)) part = part.parent_path();
-    if (fs::exists(part, error) && !fs::is_directory(part, error))
-      throw_io(name, part.string() + " is not a folder");
-    throw_io(name, "folder " + folder.string() + " does not exist");
-  }
-  // Found now rather than after the whole encode: a folder the file cannot be created in, and a
-  // file that cannot be replaced (immutable or append-only).
-  if (::access(folder.c_str(), W_OK | X_OK) != 0)
-    throw_io(name, "cannot write into the folder " + folder.string() + ": " + std::strerror(errno));
-  if (av_filename_number_test(options.url.c_str())) {
-    // A picture sequence (frame%04d.png): written in place, one file a frame; the first file
-    // already there stands for the sequence.
-    char first[4096];
-    if (av_get_frame_filename(first, sizeof first, options.url.c_str(), 1) == 0 && fs::exists(first, error) &&
-        !options.overwrite)
-      throw_io(name, std::string(first) + " already exists (use -y to overwrite)");
+  // A picture sequence (frame%04d.png) is written in place, one file a frame; so is a device or a
+  // FIFO (/dev/null, a named pipe), never renamed over.
+  if (av_filename_number_test(options.url.c_str()) || (fs::exists(output, error) && !fs::is_regular_file(output, error))) {
     write_url = options.url;
     return;
   }
-  if (fs::exists(output, error)) {
-    const std::string input_url = source.format_context() ? source.format_context()->url : "";
-    if (!input_url.empty() && !is_url(input_url) && fs::equivalent(output, input_url, error)) {
-      throw_io(name, "is the input file; choose another output");
-    }
-    if (fs::is_directory(output, error)) throw_io(name, "is a directory");
-    if (!fs::is_regular_file(output, error)) {
-      // A device or a FIFO (/dev/null, a named pipe): written in place, never renamed over.
-      write_url = output.string();
-      return;
-    }
-    if (!options.overwrite) throw_io(name, "already exists (use -y to overwrite)");
-    if (const std::string why = unreplaceable(output); !why.empty()) throw_io(name, why);
-  }
+  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
   // Same folder (so the final rename is atomic), hidden, and with the real extension kept last
   // so that anything guessing from the name still can.
   final_path = output.string();
@@ -781,6 +755,37 @@ const AVOutputFormat* guessed_format(const OutputOptions& options) {
                                 : av_guess_format(options.format.c_str(), nullptr, nullptr);
 }
 }  // namespace
+
+std::string output_problem(const std::string& url, const std::string& input, bool overwrite) {
+  if (is_url(url)) return "";
+  const fs::path output(url);
+  std::error_code error;
+  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, error)) {
+    // The nearest part of the folder that exists says what is wrong: missing, or not a folder.
+    fs::path part = folder;
+    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, error)) part = part.parent_path();
+    if (fs::exists(part, error) && !fs::is_directory(part, error)) return part.string() + " is not a folder";
+    return "folder " + folder.string() + " does not exist";
+  }
+  // Found now rather than after the whole encode: a folder the file cannot be created in, and a
+  // file that cannot be replaced (immutable or append-only).
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    return "cannot write into the folder " + folder.string() + ": " + std::strerror(errno);
+  if (av_filename_number_test(url.c_str())) {
+    // A picture sequence: the first file already there stands for the sequence.
+    char first[4096];
+    if (av_get_frame_filename(first, sizeof first, url.c_str(), 1) == 0 && fs::exists(first, error) && !overwrite)
+      return std::string(first) + " already exists (use -y to overwrite)";
+    return "";
+  }
+  if (!fs::exists(output, error)) return "";
+  if (!input.empty() && fs::equivalent(output, input, error)) return "is the input file; choose another output";
+  if (fs::is_directory(output, error)) return "is a directory";
+  if (!fs::is_regular_file(output, error)) return "";
+  if (!overwrite) return "already exists (use -y to overwrite)";
+  return unreplaceable(output);
+}
 
 bool writes_one_picture(const OutputOptions& options) {
   if (options.url.empty() || options.url == "-") return false;

@@ -56,6 +56,12 @@ bool writes_one_picture(const OutputOptions& options);
 // True when `options` writes pictures rather than a video stream: image2 (one picture or a %d
 // sequence) and image2pipe.
 bool writes_pictures(const OutputOptions& options);
+// Why the file `url` cannot be written as an output, or empty: its folder missing, not a folder
+// or not writable; the input itself (`input`, a path or empty); a file already there without
+// `overwrite`, a directory, or a file that cannot be replaced (chattr +i, +a, another user's in a
+// sticky folder). URLs, pipes and devices are not refused. A run checks before its first frame is
+// decoded, a job before it plans.
+std::string output_problem(const std::string& url, const std::string& input, bool overwrite);
 
 class MediaWriter {
  public:

@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kJobHelp =
     "hazefree job: one input or many, in chunks of whole frames over GPUs and hosts;\n"
     "every frame identical to the single run's (SPEC 8). The stages, each a command a scheduler can run:\n"
-    "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds S] [run options]\n"
+    "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds S | --chunk-starts F,F,..] [run options]\n"
     "  hazefree job analyze DIR [--chunk K]   per-frame estimates of task K (array task)\n"
     "  hazefree job render DIR [--chunk K]    task K's chunk from its exact start state, encoded (array task)\n"
     "  hazefree job join DIR [--input I]      the chunks and the source's other streams -> each OUTPUT\n"

@@ -122,6 +122,8 @@ std::optional<TaskState> read_task_state(const std::string& dir, Stage stage, in
 void write_task_state(const std::string& dir, Stage stage, int index, const TaskState& s) {
   json j{{"state", to_string(s.state)}, {"plan", s.plan}, {"host", s.host}, {"pid", s.pid}, {"time", timestamp()}};
   if (!s.error.empty()) j["error"] = s.error;
+  // A running render's frames written so far (TaskRun::progress), which `job status` counts.
+  if (s.state == TaskStatus::running && s.frames > 0) j["frames"] = s.frames;
   if (s.state == TaskStatus::done) {
     j["frames"] = s.frames;
     j["seconds"] = s.seconds;

@@ -44,7 +44,8 @@ std::string hash_text(const std::string& text) {
 // chunks, or, when more chunks than `workers` run in waves, into chunks that shrink linearly
 // toward the end (the first three times the last), so that a worker that finishes early takes a
 // shorter chunk and the last wave ends together. A cut within an eighth of its chunks' length of
-// a keyframe moves onto it (no pre-roll to decode there).
+// a keyframe moves onto it (no pre-roll to decode there). Every chunk keeps a frame at least, so
+// `n` (at most `frames`) chunks come out even where the shrinking chunks are shorter than a frame.
 std::vector<std::int64_t> chunk_boundaries(std::int64_t frames, int n, int workers,
                                            const std::vector<std::int64_t>& keyframes) {
   const bool shrinking = workers > 0 && n > workers;
@@ -62,7 +63,9 @@ std::vector<std::int64_t> chunk_boundaries(std::int64_t frames, int n, int worke
     if (it != keyframes.end()) nearest = *it;
     if (it != keyframes.begin() && (nearest < 0 || cut - *std::prev(it) <= nearest - cut)) nearest = *std::prev(it);
     if (nearest > 0 && std::llabs(nearest - cut) <= tolerance) cut = nearest;
-    if (cut > 0 && cut < frames && (cuts.empty() || cut > cuts.back())) cuts.push_back(cut);
+    const std::int64_t earliest = cuts.empty() ? 1 : cuts.back() + 1;  // chunk i - 1 keeps a frame
+    const std::int64_t latest = frames - (n - i);                       // and so do chunks i .. n - 1
+    cuts.push_back(std::clamp(cut, earliest, latest));
   }
   return cuts;
 }
@@ -120,15 +123,10 @@ std::int64_t count_preroll(const std::vector<io::VideoPacketInfo>& packets, std:
   return preroll;
 }
 
+// Refused as the single run refuses it, before anything is planned or rendered.
 void check_output(const std::string& input, const std::string& output, bool overwrite) {
-  const fs::path out(output);
-  std::error_code error;
-  const fs::path folder = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, error)) throw JobError(fmt::format("{}: folder {} does not exist", output, folder.string()));
-  if (fs::exists(out, error)) {
-    if (fs::equivalent(out, input, error)) throw JobError(fmt::format("{}: is the input file; choose another output", output));
-    if (!overwrite) throw JobError(fmt::format("{}: already exists (use -y to overwrite)", output));
-  }
+  if (const std::string why = io::output_problem(output, input, overwrite); !why.empty())
+    throw JobError(fmt::format("{}: {}", output, why));
 }
 
 std::string plan_identity(const Plan& plan) {
@@ -335,7 +333,7 @@ void save_plan(const std::string& dir, const Plan& plan) {
   std::error_code error;
   for (const char* folder : {"analysis", "chunks", "state", "logs"}) {
     fs::create_directories(fs::path(dir) / folder, error);
-    if (error) throw JobError(fmt::format("{}: cannot create {} ({})", dir, folder, error.message()));
+    if (error) throw JobError(fmt::format("{}: cannot create the job directory ({})", dir, error.message()));
   }
   write_file_atomically(plan_path(dir), j.dump(1) + "\n");
   write_file_atomically(dir + "/settings.toml", plan.settings_toml);

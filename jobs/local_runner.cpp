@@ -422,6 +422,9 @@ class LocalJob {
       throw JobInterrupted(fmt::format("{}: join interrupted: the job ended before task {} was rendered", dir_, task));
   }
 
+  // The frames of the chunks an earlier run of the job rendered (resumed), set before run().
+  std::int64_t frames_rendered_before() const { return frames_before_; }
+
   // Runs every task left; returns false when stopped by a stop request.
   bool run() {
     // However it ends, a join waiting in wait_rendered() for a chunk that will not come is woken.
@@ -1075,10 +1078,14 @@ int run_local_job(const RunOptions& options, const JobOptions& job) {
   const double workers_ended = since_start();
   joined.get();
   const double seconds = since_start();
-  if (!options.quiet)
-    fmt::print(stderr, "hazefree: {} frames in {:.2f} s ({:.1f} fps), {} on {}, {}\n", plan.inputs[0].frames,
-               seconds, plan.inputs[0].frames / std::max(seconds, 1e-9), counted(plan.tasks.size(), "chunk"),
-               counted(workers, "worker"), to_string(options.processing.mode));
+  if (!options.quiet) {
+    // A resumed job's rate counts only the frames this run rendered.
+    const std::int64_t before = local.frames_rendered_before(), now = plan.inputs[0].frames - before;
+    fmt::print(stderr, "hazefree: {} frames{} in {:.2f} s ({:.1f} fps), {} on {}, {}\n", plan.inputs[0].frames,
+               before > 0 ? fmt::format(" ({} rendered before, {} now)", before, now) : "", seconds,
+               now / std::max(seconds, 1e-9), counted(plan.tasks.size(), "chunk"), counted(workers, "worker"),
+               to_string(options.processing.mode));
+  }
   if (own_dir) fs::remove_all(dir, error);
   // Where the job's end went: the workers' teardown, the join of the last chunks, the directory.
   if (options.verbose)

@@ -156,6 +156,51 @@ TEST_CASE("job chunks: --chunks above the frame count gives a chunk per frame an
   CHECK(fits.err.find("warning") == std::string::npos);
 }
 
+TEST_CASE("job chunks: a job run again renders only the chunk it lacks and its rate counts only that chunk") {
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-resumed-" + std::to_string(getpid()));
+  fs::remove_all(dir + "/job");
+  const std::string command = "-y --backend cpu --encoder ffv1 --chunks 3 --job-dir " + q(dir + "/job") + " " +
+                              q(clip.path) + " " + q(dir + "/out.mkv");
+  CommandResult r = run_hazefree(command);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("rendered before") == std::string::npos);
+  // Task 1's chunk lost: the same command renders it alone and says what it found done.
+  fs::remove(dir + "/job/state/render-1.json");
+  for (const auto& entry : fs::directory_iterator(dir + "/job/chunks"))
+    if (entry.path().filename().string().rfind("task-1.", 0) == 0) fs::remove(entry.path());
+  const long lost = job_task_frames(dir + "/job", 1);
+  r = run_hazefree(command);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("resuming") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("75 frames (" + std::to_string(75 - lost) + " rendered before, " + std::to_string(lost) +
+                           " now) in ") != std::string::npos, r.err);
+  CHECK(r.err.find("render 1 done") != std::string::npos);
+  CHECK(r.err.find("render 0 done") == std::string::npos);
+  check_identical(single_run(clip.path, "--backend cpu"), dir + "/out.mkv");
+}
+
+TEST_CASE("job chunks: --chunks N run in waves gives N chunks even where the shrinking last chunks are under a frame") {
+  // 60 chunks of 75 frames on two workers: the chunks shrink toward the end (the first three
+  // times the last), to less than a frame each, and still every one of the 60 keeps a frame.
+  const TestClip& clip = test_clip();
+  const std::string dir = temp_dir("jobs-waves-" + std::to_string(getpid()));
+  fs::remove_all(dir + "/job");
+  const CommandResult r = run_hazefree("-y --backend cpu --encoder ffv1 --workers 2 --chunks 60 --job-dir " +
+                                       q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/out.mkv"));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK_MESSAGE(r.err.find("75 frames in 60 chunks on 2 workers") != std::string::npos, r.err);
+  REQUIRE(job_task_count(dir + "/job") == 60);
+  long frames = 0;
+  for (int task = 0; task < 60; ++task) {
+    CHECK(job_task_frames(dir + "/job", task) >= 1);
+    frames += job_task_frames(dir + "/job", task);
+  }
+  CHECK(frames == 75);
+  CHECK(job_task_frames(dir + "/job", 0) > job_task_frames(dir + "/job", 59));
+  check_identical(single_run(clip.path, "--backend cpu"), dir + "/out.mkv");
+}
+
 TEST_CASE("job chunks: closed GOPs (IDR keyframes, decoding starts at the chunk itself) with B-frames") {
   const std::string dir = temp_dir("jobs-closed-" + std::to_string(getpid()));
   const std::string clip = dir + "/closed.mkv";
@@ -275,7 +320,12 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
        "--job-dir goes with --chunks, --chunk-seconds or --chunk-starts"},
       {"--backend cpu --workers 3 --job-memory 100 " + q(clip.path) + " " + q(dir + "/o.mkv"), 2,
        "--workers, --job-memory go with --chunks"},
+      // The output is refused as the single run refuses it, before a chunk is planned or rendered.
+      {"-y --backend cpu --chunks 3 " + q(clip.path) + " " + q(not_media + "/o.mkv"), 1, "notes.txt is not a folder"},
+      {"-y --backend cpu --chunks 3 " + q(clip.path) + " " + q(dir + "/a-folder"), 1, "a-folder: is a directory"},
+      {"-y --backend cpu --chunks 3 " + q(clip.path) + " " + q(clip.path), 1, "is the input file"},
   };
+  fs::create_directories(dir + "/a-folder");
   for (const Case& c : before_plan) {
     CAPTURE(c.arguments);
     const CommandResult r = run_hazefree(c.arguments);
@@ -283,6 +333,7 @@ TEST_CASE("job errors: one line and a non-zero status for every bad input") {
     CHECK(r.err.find(c.says) != std::string::npos);
     CHECK(own_error_lines(r.err) == 1);
   }
+  CHECK_FALSE(fs::exists(dir + "/.a-folder.hazefree-job"));
   CommandResult r = run_hazefree("job plan -q " + q(dir + "/job") + " " + q(clip.path) + " " + q(dir + "/o.mkv") +
                                  " --backend cpu --chunks 3");
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -328,8 +379,22 @@ TEST_CASE("job stages: a render killed mid-way leaves no chunk, status says so, 
   REQUIRE_MESSAGE(r.status == 0, r.err);
   REQUIRE(job_task_count(dir + "/job") == 2);
 
+  // While it renders, its state file counts the frames written so far, and `job status` adds them
+  // to the progress line (the render held still meanwhile: it takes a fraction of a second).
+  const pid_t render = start_hazefree("job render -q " + q(dir + "/job") + " --chunk 0");
+  bool counted = false;
+  for (int i = 0; i < 20000 && !counted; ++i) {
+    counted = read_text(dir + "/job/state/render-0.json").find("\"frames\"") != std::string::npos;
+    if (!counted) usleep(500);
+  }
+  REQUIRE(counted);
+  ::kill(render, SIGSTOP);
+  r = run_hazefree("job status --json " + q(dir + "/job"));
+  const nlohmann::json running = nlohmann::json::parse(r.out);
+  CHECK(running.at("progress").at("frames_done").get<long>() > 0);
+  CHECK(running.at("progress").at("frames_done").get<long>() < job_task_frames(dir + "/job", 0));
   // Kill it once its chunk is being written (a hidden partial file in chunks/).
-  kill_once_writing(start_hazefree("job render -q " + q(dir + "/job") + " --chunk 0"), dir + "/job/chunks", 20000);
+  kill_once_writing(render, dir + "/job/chunks", 20000);
   CHECK_FALSE(fs::exists(dir + "/job/chunks/task-0.mov"));
   r = run_hazefree("job status --json " + q(dir + "/job"));
   CHECK(r.out.find("\"render\": \"interrupted\"") != std::string::npos);
