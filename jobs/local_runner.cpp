@@ -165,6 +165,10 @@ Layout choose_layout(const RunOptions& options, const JobOptions& job, const io:
                                    options.processing.backend == Backend::cpu ? " (--backend cpu)" : ""));
     int workers = job.workers > 0 ? job.workers : 2;
     if (job.auto_chunks && job.workers == 0) workers = std::clamp(cores / 4, 2, 16);
+    if (job.workers_per_gpu > 0)
+      io::warning(fmt::format("--workers-per-gpu {}: no GPU here{}: the job runs {} on the cores (--workers sets how many)",
+                              job.workers_per_gpu, options.processing.backend == Backend::cpu ? " (--backend cpu)" : "",
+                              counted(workers, "worker")));
     for (int w = 0; w < workers; ++w) layout.slots.push_back(Slot{-1, std::max(1, cores / workers)});
   }
   const int workers = static_cast<int>(layout.slots.size());

@@ -180,7 +180,7 @@ TEST_CASE("job chunks: a job run again renders only the chunk it lacks and its r
   check_identical(single_run(clip.path, "--backend cpu"), dir + "/out.mkv");
 }
 
-TEST_CASE("job chunks: --chunks N run in waves gives N chunks even where the shrinking last chunks are under a frame") {
+TEST_CASE("job chunks: --chunks N in waves gives N chunks where the shrinking last ones are under a frame and --workers-per-gpu without a GPU is said") {
   // 60 chunks of 75 frames on two workers: the chunks shrink toward the end (the first three
   // times the last), to less than a frame each, and still every one of the 60 keeps a frame.
   const TestClip& clip = test_clip();
@@ -199,6 +199,12 @@ TEST_CASE("job chunks: --chunks N run in waves gives N chunks even where the shr
   CHECK(frames == 75);
   CHECK(job_task_frames(dir + "/job", 0) > job_task_frames(dir + "/job", 59));
   check_identical(single_run(clip.path, "--backend cpu"), dir + "/out.mkv");
+  // Workers per GPU without a GPU: said, not ignored silently.
+  const CommandResult no_gpu = run_hazefree("-y --backend cpu --encoder ffv1 --chunks 2 --workers-per-gpu 3 " +
+                                            q(clip.path) + " " + q(dir + "/out2.mkv"));
+  REQUIRE_MESSAGE(no_gpu.status == 0, no_gpu.err);
+  CHECK_MESSAGE(no_gpu.err.find("--workers-per-gpu 3: no GPU here (--backend cpu): the job runs 2 workers on the cores") !=
+                    std::string::npos, no_gpu.err);
 }
 
 TEST_CASE("job chunks: closed GOPs (IDR keyframes, decoding starts at the chunk itself) with B-frames") {
