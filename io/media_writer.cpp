@@ -49,6 +49,13 @@ bool codec_is_x26x(const AVCodec& codec) {
   return std::strcmp(codec.name, "libx264") == 0 || std::strcmp(codec.name, "libx265") == 0;
 }
 
+// JPEG holds full-range YUV (its standard): mjpeg and ljpeg refuse limited range at normal
+// compliance, and ffmpeg gives them the yuvj formats. Limited-range frames are stretched to full
+// range for them as they are converted.
+bool takes_full_range_only(const AVCodec& codec) {
+  return codec.id == AV_CODEC_ID_MJPEG || codec.id == AV_CODEC_ID_LJPEG;
+}
+
 // Encoders whose time base must be the frame period (MPEG-1/2 allow only standard rates,
 // MPEG-4 part 2 and H.263 a 16-bit denominator).
 bool needs_frame_period_time_base(AVCodecID id) {
@@ -404,8 +411,11 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     if (way_down == 8 || way_down == 10 || way_down == 12) message += ", or --output-depth " + std::to_string(way_down);
     throw_io(name, message);
   }
-  const bool full_range_yuv = is_yuv(layout) && info.range == ColorRange::full;
-  if (!accepted || list_has(accepted, wanted)) {
+  const bool full_range_only = takes_full_range_only(*codec);
+  const bool full_range_yuv = is_yuv(layout) && (info.range == ColorRange::full || full_range_only);
+  if (full_range_only && list_has(accepted, full_range_variant(wanted))) {
+    encoder_format = full_range_variant(wanted);  // yuvj420p for JPEG, as ffmpeg gives it
+  } else if (!accepted || list_has(accepted, wanted)) {
     encoder_format = wanted;
   } else if (full_range_yuv && list_has(accepted, full_range_variant(wanted))) {
     encoder_format = full_range_variant(wanted);
@@ -508,12 +518,19 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   } else if (is_full_range_yuv_format(encoder_format)) {
     encoder_full_range = true;
     encoder->color_range = AVCOL_RANGE_JPEG;
+  } else if (full_range_only) {  // --pix-fmt yuv420p for mjpeg: full range, said so
+    encoder_full_range = true;
+    encoder->color_range = AVCOL_RANGE_JPEG;
   } else {
     encoder_full_range = info.range == ColorRange::full;
     if (encoder->color_range == AVCOL_RANGE_UNSPECIFIED && encoder_full_range) {
       encoder->color_range = AVCOL_RANGE_JPEG;
     }
   }
+  // YUV into YUV of the other range (limited-range frames for JPEG, or for an encoder that takes
+  // only yuvj): the samples are stretched, not only tagged, so that the picture looks the same.
+  if (is_yuv(layout) && !target_rgb_or_gray && encoder_full_range != (info.range == ColorRange::full))
+    needs_conversion = true;
 
   encoder->thread_count = 0;  // automatic, for the encoders that thread
   if (options.low_latency) encoder->max_b_frames = 0;
@@ -735,8 +752,15 @@ void MediaWriter::Impl::convert_into(const ImageView& frame) {
   int result = av_frame_make_writable(converted.get());
   if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
   const AVPixelFormat source_format = to_av_format(frame.format, frame.depth);
+  const bool source_full = !is_yuv(frame.format) || frame.range == ColorRange::full;
+  // libswscale chooses how it converts by the ranges the formats say (yuvj: full) and keeps that
+  // way when told other ranges later: a plain YUV format filled at full range from limited-range
+  // samples (--pix-fmt yuv420p for JPEG) is named by its yuvj twin, or the samples would only be
+  // copied.
+  const bool stretched = encoder_full_range && !source_full && full_range_variant(encoder_format) != AV_PIX_FMT_NONE;
+  const AVPixelFormat target_format = stretched ? full_range_variant(encoder_format) : encoder_format;
   SwsContext* context = sws_getCachedContext(scaler.release(), width, height, source_format, width,
-                                             height, encoder_format,
+                                             height, target_format,
                                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
                                              nullptr, nullptr, nullptr);
   scaler.reset(context);
@@ -745,7 +769,6 @@ void MediaWriter::Impl::convert_into(const ImageView& frame) {
                        " to " + av_get_pix_fmt_name(encoder_format));
   }
   const int* coefficients = sws_getCoefficients(sws_matrix_id(frame.matrix));
-  const bool source_full = !is_yuv(frame.format) || frame.range == ColorRange::full;
   sws_setColorspaceDetails(context, coefficients, source_full ? 1 : 0, coefficients,
                            encoder_full_range ? 1 : 0, 0, 1 << 16, 1 << 16);
   const std::uint8_t* source_planes[4] = {};
