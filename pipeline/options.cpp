@@ -190,7 +190,8 @@ std::vector<ConfigKey> output_keys() {
                                  K::text, "-f,--format"),
                          "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(Rows::text(spec_of("output.encoder",
-                                 "video encoder; empty = libx264 for video files, the container's own for y4m/images",
+                                 "video encoder; empty = libx264 for video files, the container's own for y4m, images, "
+                                 "GIF, WebP or Ogg",
                                  K::text, "--encoder"),
                          "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
   k.push_back(output_depth_key(spec_of("output.depth",

@@ -434,4 +434,35 @@ TEST_CASE("ffmpeg habits: a JPEG still and MJPEG in AVI and a JPEG sequence are 
   CHECK(fs::exists(dir + "/seq003.jpg"));
 }
 
+TEST_CASE("ffmpeg habits: GIF and WebP and Ogg outputs get their container's own encoder and video files libx264") {
+  const std::string dir = temp_dir("habits-container-encoders");
+  struct Case {
+    std::string name, codec, encoder;
+  };
+  for (const Case& c : {Case{"o.gif", "gif", "gif"}, Case{"o.webp", "webp", "libwebp_anim"},
+                        Case{"o.ogv", "theora", "libtheora"}, Case{"o.apng", "apng", "apng"},
+                        Case{"o.mp4", "h264", "libx264"}, Case{"o.mkv", "h264", "libx264"},
+                        Case{"o.mov", "h264", "libx264"}, Case{"o.ts", "h264", "libx264"},
+                        Case{"o.webm", "vp9", "libvpx-vp9"}}) {
+    CAPTURE(c.name);
+    const std::string out = dir + "/" + c.name;
+    const CommandResult r = run_hazefree("-q -y -b cpu -frames:v 5 " + q(tiny_clip()) + " " + q(out));
+    if (output_of("ffmpeg -hide_banner -encoders | grep -cw -- " + c.encoder) == "0") {
+      // An encoder this FFmpeg was built without (libtheora, libwebp): one line naming both.
+      CHECK(r.status == 1);
+      CHECK(lines_of(r.err).size() == 1);
+      CHECK(r.err.find(c.name + ": this FFmpeg has no encoder for " + c.codec) != std::string::npos);
+      continue;
+    }
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(probe_stream(out, "codec_name") == c.codec);
+  }
+  // A container whose codec this FFmpeg cannot encode: one line naming the output and the codec.
+  const CommandResult r = run_hazefree("-q -y -b cpu -frames:v 5 " + q(tiny_clip()) + " " + q(dir + "/o.vc1"));
+  CHECK(r.status == 1);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.find("o.vc1: this FFmpeg has no encoder for vc1") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/o.vc1"));
+}
+
 }  // namespace hazefree::test
