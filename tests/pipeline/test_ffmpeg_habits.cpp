@@ -465,4 +465,13 @@ TEST_CASE("ffmpeg habits: GIF and WebP and Ogg outputs get their container's own
   CHECK_FALSE(fs::exists(dir + "/o.vc1"));
 }
 
+TEST_CASE("ffmpeg habits: a word too many after INPUT OUTPUT is one line pointing at --help with status 2") {
+  const std::string dir = temp_dir("habits-extra");
+  CommandResult r = run_hazefree(q(tiny_clip()) + " " + q(dir + "/a.mp4") + " " + q(dir + "/b.mp4"));
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.err) == std::vector<std::string>{"hazefree: " + dir + "/b.mp4: an argument too many; hazefree "
+                                                    "takes INPUT OUTPUT (hazefree --help shows the usage)"});
+  CHECK(folder_entries(dir).empty());
+}
+
 }  // namespace hazefree::test
