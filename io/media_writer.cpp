@@ -45,8 +45,51 @@ bool is_single_picture_stream_muxer(const AVOutputFormat& format) {
   return name == "image2" || name == "image2pipe" || name == "yuv4mpegpipe" || name == "rawvideo";
 }
 
+// Whether a muxer holds H.264: its own answer where it keeps a list (avformat_query_codec() is 1
+// or 0); MPEG transport and program streams and RTP carry it without keeping one (a negative
+// answer, "don't know", which gif, webp or ogg give as well).
+bool holds_h264(const AVOutputFormat& format) {
+  const int answer = avformat_query_codec(&format, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL);
+  if (answer >= 0) return answer == 1;
+  const std::string name = format.name;
+  return name == "mpegts" || name == "rtp_mpegts" || name == "rtp" || name == "rtsp" || name == "sap" ||
+         name == "mpeg";
+}
+
+// Whether a muxer's set-up and header (where some check their streams: MPEG-PS) take a stream of
+// these parameters alone, on a scratch output in memory: nothing is written. Muxers that open
+// their own files or connections (HLS, RTSP) are not asked.
+bool muxer_sets_up(const AVOutputFormat& format, const AVCodecParameters& parameters, AVRational time_base) {
+  if (format.flags & AVFMT_NOFILE) return true;
+  AVFormatContext* scratch = nullptr;
+  if (avformat_alloc_output_context2(&scratch, &format, nullptr, nullptr) < 0 || !scratch) return true;
+  int result = -1;
+  AVStream* stream = avformat_new_stream(scratch, nullptr);
+  if (stream && avcodec_parameters_copy(stream->codecpar, &parameters) >= 0 && avio_open_dyn_buf(&scratch->pb) >= 0) {
+    stream->codecpar->codec_tag = 0;
+    stream->time_base = time_base;
+    result = avformat_write_header(scratch, nullptr);
+  }
+  AVIOContext* memory = scratch->pb;
+  avformat_free_context(scratch);  // leaves its I/O context open
+  if (memory) {
+    std::uint8_t* bytes = nullptr;
+    avio_close_dyn_buf(memory, &bytes);
+    av_free(bytes);
+  }
+  forget_ffmpeg_error();  // its refusal is no failure of the output's
+  return result >= 0;
+}
+
 bool codec_is_x26x(const AVCodec& codec) {
   return std::strcmp(codec.name, "libx264") == 0 || std::strcmp(codec.name, "libx265") == 0;
+}
+
+// JPEG holds full-range YUV (its standard): mjpeg and ljpeg refuse limited range at normal
+// compliance, and ffmpeg gives them the yuvj formats. Limited-range frames are stretched to full
+// range for them as they are converted.
+bool takes_full_range_only(const AVCodec& codec) {
+  return codec.id == AV_CODEC_ID_MJPEG || codec.id == AV_CODEC_ID_LJPEG;
 }
 
 // Encoders whose time base must be the frame period (MPEG-1/2 allow only standard rates,
@@ -336,21 +379,20 @@ void MediaWriter::Impl::choose_encoder(const AVOutputFormat& muxer_format) {
     if (codec->type != AVMEDIA_TYPE_VIDEO) throw_io(name, "'" + options.encoder + "' is not a video encoder");
     return;
   }
-  // Containers of compressed video get libx264; raw ones (rawvideo, null, y4m) and image
-  // formats keep their own default codec.
+  // Containers of compressed video that hold H.264 get libx264; raw ones (rawvideo, null, y4m),
+  // image formats and the containers of another codec (gif, webp, ogv, apng...) keep their own
+  // default codec, as ffmpeg gives them.
   const bool raw_muxer = muxer_format.video_codec == AV_CODEC_ID_RAWVIDEO ||
                          muxer_format.video_codec == AV_CODEC_ID_WRAPPED_AVFRAME;
-  if (!raw_muxer && !is_single_picture_stream_muxer(muxer_format) &&
-      avformat_query_codec(&muxer_format, AV_CODEC_ID_H264, FF_COMPLIANCE_NORMAL) != 0) {
+  if (!raw_muxer && !is_single_picture_stream_muxer(muxer_format) && holds_h264(muxer_format))
     codec = avcodec_find_encoder_by_name("libx264");
-  }
   if (!codec) {
     const AVCodecID id = av_guess_codec(&muxer_format, nullptr, options.url.c_str(), nullptr,
                                         AVMEDIA_TYPE_VIDEO);
     codec = avcodec_find_encoder(id);
     if (!codec) {
-      throw_io(name, std::string("no encoder for ") + avcodec_get_name(id) + " (the " +
-                         muxer_format.name + " format's video codec)");
+      throw_io(name, std::string("this FFmpeg has no encoder for ") + avcodec_get_name(id) + ", the " +
+                         muxer_format.name + " format's video codec (-c:v names another)");
     }
   }
 }
@@ -378,8 +420,11 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
     if (way_down == 8 || way_down == 10 || way_down == 12) message += ", or --output-depth " + std::to_string(way_down);
     throw_io(name, message);
   }
-  const bool full_range_yuv = is_yuv(layout) && info.range == ColorRange::full;
-  if (!accepted || list_has(accepted, wanted)) {
+  const bool full_range_only = takes_full_range_only(*codec);
+  const bool full_range_yuv = is_yuv(layout) && (info.range == ColorRange::full || full_range_only);
+  if (full_range_only && list_has(accepted, full_range_variant(wanted))) {
+    encoder_format = full_range_variant(wanted);  // yuvj420p for JPEG, as ffmpeg gives it
+  } else if (!accepted || list_has(accepted, wanted)) {
     encoder_format = wanted;
   } else if (full_range_yuv && list_has(accepted, full_range_variant(wanted))) {
     encoder_format = full_range_variant(wanted);
@@ -482,12 +527,19 @@ void MediaWriter::Impl::open_encoder(const MediaReader& source) {
   } else if (is_full_range_yuv_format(encoder_format)) {
     encoder_full_range = true;
     encoder->color_range = AVCOL_RANGE_JPEG;
+  } else if (full_range_only) {  // --pix-fmt yuv420p for mjpeg: full range, said so
+    encoder_full_range = true;
+    encoder->color_range = AVCOL_RANGE_JPEG;
   } else {
     encoder_full_range = info.range == ColorRange::full;
     if (encoder->color_range == AVCOL_RANGE_UNSPECIFIED && encoder_full_range) {
       encoder->color_range = AVCOL_RANGE_JPEG;
     }
   }
+  // YUV into YUV of the other range (limited-range frames for JPEG, or for an encoder that takes
+  // only yuvj): the samples are stretched, not only tagged, so that the picture looks the same.
+  if (is_yuv(layout) && !target_rgb_or_gray && encoder_full_range != (info.range == ColorRange::full))
+    needs_conversion = true;
 
   encoder->thread_count = 0;  // automatic, for the encoders that thread
   if (options.low_latency) encoder->max_b_frames = 0;
@@ -640,7 +692,8 @@ void MediaWriter::Impl::add_copied_streams(const MediaReader& source) {
         (parameters->codec_type == AVMEDIA_TYPE_SUBTITLE && !options.subtitles))
       continue;  // -an, -sn
     const int query = avformat_query_codec(&format, parameters->codec_id, FF_COMPLIANCE_NORMAL);
-    // query < 0: the muxer keeps no list; then trust it for the kinds it has a default for.
+    // query < 0: the muxer keeps no list; then trust it for the kinds it has a default for, once
+    // its own set-up took the stream (Ogg takes no AAC).
     bool accepted = query == 1;
     if (query < 0 && !is_single_picture_stream_muxer(format)) {
       switch (parameters->codec_type) {
@@ -649,6 +702,7 @@ void MediaWriter::Impl::add_copied_streams(const MediaReader& source) {
         case AVMEDIA_TYPE_VIDEO: accepted = true; break;
         default: accepted = false; break;
       }
+      if (accepted) accepted = muxer_sets_up(format, *parameters, in->time_base);
     }
     if (!accepted) {
       if (!dropped.empty()) dropped += ", ";
@@ -709,8 +763,15 @@ void MediaWriter::Impl::convert_into(const ImageView& frame) {
   int result = av_frame_make_writable(converted.get());
   if (result < 0) throw_io(name, "cannot allocate a conversion buffer", result);
   const AVPixelFormat source_format = to_av_format(frame.format, frame.depth);
+  const bool source_full = !is_yuv(frame.format) || frame.range == ColorRange::full;
+  // libswscale chooses how it converts by the ranges the formats say (yuvj: full) and keeps that
+  // way when told other ranges later: a plain YUV format filled at full range from limited-range
+  // samples (--pix-fmt yuv420p for JPEG) is named by its yuvj twin, or the samples would only be
+  // copied.
+  const bool stretched = encoder_full_range && !source_full && full_range_variant(encoder_format) != AV_PIX_FMT_NONE;
+  const AVPixelFormat target_format = stretched ? full_range_variant(encoder_format) : encoder_format;
   SwsContext* context = sws_getCachedContext(scaler.release(), width, height, source_format, width,
-                                             height, encoder_format,
+                                             height, target_format,
                                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
                                              nullptr, nullptr, nullptr);
   scaler.reset(context);
@@ -719,7 +780,6 @@ void MediaWriter::Impl::convert_into(const ImageView& frame) {
                        " to " + av_get_pix_fmt_name(encoder_format));
   }
   const int* coefficients = sws_getCoefficients(sws_matrix_id(frame.matrix));
-  const bool source_full = !is_yuv(frame.format) || frame.range == ColorRange::full;
   sws_setColorspaceDetails(context, coefficients, source_full ? 1 : 0, coefficients,
                            encoder_full_range ? 1 : 0, 0, 1 << 16, 1 << 16);
   const std::uint8_t* source_planes[4] = {};

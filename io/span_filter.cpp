@@ -97,7 +97,9 @@ SpanFilter::PacketVerdict SpanFilter::judge_packet(AVPacket& packet, AVRational 
   const std::int64_t time = packet.pts != AV_NOPTS_VALUE ? packet.pts : packet.dts;
   if (time == AV_NOPTS_VALUE) return video_ended_ ? PacketVerdict::left_out : PacketVerdict::hand_out;
   const std::int64_t first = av_rescale_q(origin_us_, AV_TIME_BASE_Q, time_base);
-  if (time < first) return PacketVerdict::left_out;
+  // Before a span that starts at the input's start (no -ss): kept as the whole input keeps it (an
+  // AAC priming packet at a negative time), as ffmpeg keeps it.
+  if (time < first && trim_.start_seconds > 0) return PacketVerdict::left_out;
   if (end_pts_ != INT64_MAX && time >= av_rescale_q(end_pts_, video_time_base_, time_base)) {
     stream_ended_[static_cast<std::size_t>(packet.stream_index)] = true;
     return PacketVerdict::left_out;

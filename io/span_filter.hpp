@@ -1,8 +1,9 @@
 // Private to io/: the part of an input a reader delivers. A span (InputOptions::trim: -ss, -t/-to,
 // --frames, a join's end pts) is kept as ffmpeg keeps it: demuxing starts at the keyframe at or
 // before its start, the pictures before it are decoded and dropped, delivery ends at its end or
-// after its count of pictures, the other streams' packets outside it are left out, and its
-// timestamps start at zero. A job's chunk (InputOptions::chunk) starts at its keyframe and keeps
+// after its count of pictures, the other streams' packets outside it are left out (those before
+// a span that starts at the input's start kept, as the whole input keeps an AAC priming packet at
+// a negative time), and its timestamps start at zero. A job's chunk (InputOptions::chunk) starts at its keyframe and keeps
 // the pictures of its range of presentation times. Only the first connection is trimmed: a
 // reconnected live source has a clock of its own.
 #pragma once

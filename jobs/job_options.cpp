@@ -28,7 +28,8 @@ void JobFlags::add_to(CLI::App& app, bool plan) {
   app.add_option("--chunks", chunks_text_, "split the input into N chunks (at any frame), run in parallel with "
                                            "frames identical to one run (see `hazefree job --help`); auto: as many "
                                            "chunks, workers and encoder threads as this machine runs fastest");
-  app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about S seconds")->check(CLI::PositiveNumber);
+  app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about S seconds")
+      ->check(bounds_check(Bounds::above(0)));
   app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (any frame), e.g. 0,240,480");
   if (plan) return;
   app.add_option("--gpus", job_.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
@@ -38,7 +39,7 @@ void JobFlags::add_to(CLI::App& app, bool plan) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--job-memory", job_.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
                                                  "each frame is decoded once (default: half the available memory)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(bounds_check(Bounds::at_least(0)));
   app.add_option("--job-dir", job_.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
                                         "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
 }

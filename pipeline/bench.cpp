@@ -374,13 +374,14 @@ Json pipeline_json(const std::vector<PipelineResult>& results, const std::string
 
 // The whole run on a file with the encoded stream thrown away (the null muxer), so that decode,
 // the backend and the encoder are all measured, as `hazefree in out` would run them.
-// `o`: the preset, the key flags and --set applied.
-int bench_end_to_end(RunOptions o, const std::string& input, const std::string& encoder, const std::string& preset,
-                     const std::string& hwdec, const std::string& json_path) {
+// `o`: the preset (`preset_values`), the key flags and --set applied.
+int bench_end_to_end(RunOptions o, const PresetValues& preset_values, const std::string& input,
+                     const std::string& encoder, const std::string& preset, const std::string& hwdec,
+                     const std::string& json_path) {
   o.input = input;
   o.output = "/dev/null";
   o.quiet = true;
-  finalize_options(o);
+  finalize_options(o, preset_values);
   // As the program's run does it; and the processor is made before the run here (below), so
   // NVDEC's context must come first: FFmpeg sets its flags only on a context not yet started.
   prepare_gpu_for_run(o);
@@ -463,8 +464,10 @@ int bench_main(int argc, char** argv) {
                  "bits per sample of the frames: 8 | 10 | 12 | 16 (default: 8 for generated frames, the "
                  "input's own with --input, converted to this depth otherwise)")
       ->check(CLI::IsMember({8, 10, 12, 16}));
-  app.add_option("--frames", frames, "measured frames per case (default 20)")->check(CLI::Range(1, 100000));
-  app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")->check(CLI::Range(0, 1000));
+  app.add_option("--frames", frames, "measured frames per case (default 20)")
+      ->check(bounds_check(Bounds::closed(1, 100000)));
+  app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")
+      ->check(bounds_check(Bounds::closed(0, 1000)));
   // The processing keys' shortcuts of the main command (-m, --color, --window, --clip, --threads),
   // from the options table; they combine with -c and --set as there. -b is the benchmark's own.
   const KeyFlags key_flags(app, [](const ConfigKey& k) { return !k.modes.empty() && k.name != "backend"; });
@@ -490,15 +493,19 @@ int bench_main(int argc, char** argv) {
                "reproduce the seed papers' tables: DCP (Wu), AHE windows (Panconi), HE sizes (Bugetti)");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {  // one line, as the command's other usage errors
+    fmt::print(stderr, "hazefree bench: {}\n", usage_error_of(e, app).what());
+    return 2;
   }
 
   io::set_ffmpeg_log_level(io::LogLevel::normal);
   try {
     // As in the main command: defaults < preset < flags given < --set.
     RunOptions options;
-    if (!config_file.empty()) apply_config_file(options, config_file);
+    PresetValues preset_values;
+    if (!config_file.empty()) preset_values = apply_config_file(options, config_file);
     key_flags.apply(options);
     if (end_to_end) {
       if (input.empty()) throw UsageError("--end-to-end needs --input FILE");
@@ -509,10 +516,10 @@ int bench_main(int argc, char** argv) {
       if (!hwdec.empty()) set_config_value(options, "input.hwdec", hwdec);
       if (depth > 0) set_config_value(options, "output.depth", std::to_string(depth));
       for (const std::string& s : sets) apply_set_argument(options, s);
-      return bench_end_to_end(options, input, encoder, preset, hwdec, json_path);
+      return bench_end_to_end(options, preset_values, input, encoder, preset, hwdec, json_path);
     }
     for (const std::string& s : sets) apply_set_argument(options, s);
-    finalize_options(options);
+    finalize_options(options, preset_values);
     const ProcessingConfig base = options.processing;
     if (backend.empty()) backend = base.backend == Backend::automatic ? "all" : to_string(base.backend);
     const int threads = base.threads;

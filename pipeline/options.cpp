@@ -190,7 +190,8 @@ std::vector<ConfigKey> output_keys() {
                                  K::text, "-f,--format"),
                          "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(Rows::text(spec_of("output.encoder",
-                                 "video encoder; empty = libx264 for video files, the container's own for y4m/images",
+                                 "video encoder; empty = libx264 for video files, the container's own for y4m, images, "
+                                 "GIF, WebP or Ogg",
                                  K::text, "--encoder"),
                          "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
   k.push_back(output_depth_key(spec_of("output.depth",
@@ -279,14 +280,14 @@ std::string node_text(const std::string& key, const toml::node& node) {
 }
 
 void apply_table(RunOptions& options, const toml::table& table, const std::string& prefix,
-                 const std::string& path) {
+                 const std::string& path, std::vector<std::string>* keys_set = nullptr) {
   for (const auto& [name, node] : table) {
     const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const toml::table* sub = node.as_table()) {
       const auto row = std::find_if(config_keys().begin(), config_keys().end(),
                                     [&key](const ConfigKey& k) { return k.name == key && k.table; });
       if (row == config_keys().end()) {
-        apply_table(options, *sub, key, path);
+        apply_table(options, *sub, key, path, keys_set);
         continue;
       }
       try {
@@ -296,6 +297,7 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
       } catch (const UsageError& e) {
         throw UsageError(e.key(), fmt::format("{}: {}", path, e.what()));
       }
+      if (keys_set) keys_set->push_back(key);
       continue;
     }
     try {
@@ -303,6 +305,7 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
     } catch (const UsageError& e) {
       throw UsageError(e.key(), fmt::format("{}: {}", path, e.what()));
     }
+    if (keys_set) keys_set->push_back(key);
   }
 }
 
@@ -651,29 +654,73 @@ std::vector<std::string> keys_meant(const std::string& name) {
 
 // "--omega: unknown option; the configuration key is set with --set dcp.omega=VALUE (hazefree
 // --help lists the options)", "--mdoe: unknown option; did you mean --mode? (...)": an option
-// word that names no flag, with the flags and keys it may mean.
-std::string unknown_option_text(const std::string& word, const CLI::App& app) {
+// word that names no flag, with the flags and keys it may mean; `command` is the one whose --help.
+std::string unknown_option_text(const std::string& word, const CLI::App& app, const std::string& command) {
   const std::size_t name_start = word.find_first_not_of('-');
   const std::string option = word.substr(0, word.find('='));
   const std::string name =
       name_start == std::string::npos ? std::string() : word.substr(name_start, word.find('=', name_start) - name_start);
-  if (name.empty()) return fmt::format("{}: unknown option (hazefree --help lists the options)", word);
+  if (name.empty()) return fmt::format("{}: unknown option ({} --help lists the options)", word, command);
   std::vector<std::string> flags;
   for (const CLI::Option* known : app.get_options())
     for (const std::string& long_name : known->get_lnames())
       if (close_to(name, long_name)) flags.push_back("--" + long_name);
   if (!flags.empty())
-    return fmt::format("{}: unknown option; did you mean {}? (hazefree --help lists the options)", option,
-                       fmt::join(flags, " or "));
+    return fmt::format("{}: unknown option; did you mean {}? ({} --help lists the options)", option,
+                       fmt::join(flags, " or "), command);
   const std::vector<std::string> keys = keys_meant(name);
-  if (keys.empty()) return fmt::format("{}: unknown option (hazefree --help lists the options)", option);
+  if (keys.empty()) return fmt::format("{}: unknown option ({} --help lists the options)", option, command);
   std::string sets;
   for (const std::string& key : keys) sets += (sets.empty() ? "--set " : " or --set ") + key + "=VALUE";
-  return fmt::format("{}: unknown option; the configuration key is set with {} (hazefree --help lists the options)",
-                     option, sets);
+  return fmt::format("{}: unknown option; the configuration key is set with {} ({} --help lists the options)",
+                     option, sets, command);
 }
 
 }  // namespace
+
+UsageError usage_error_of(const CLI::ParseError& error, const CLI::App& app) {
+  const std::string command = app.get_name();
+  if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+    std::vector<std::string> extra;
+    for (const std::string& word : app.remaining()) {
+      if (word.size() > 1 && word[0] == '-' && word != "--") return UsageError(unknown_option_text(word, app, command));
+      if (word != "--") extra.push_back(word);
+    }
+    if (!extra.empty()) {
+      // "b.mp4: an argument too many; hazefree takes INPUT OUTPUT (hazefree --help shows the usage)"
+      std::vector<std::string> positionals;
+      for (const CLI::Option* option : app.get_options())
+        if (option->get_positional()) positionals.push_back(option->get_name());
+      const bool one = extra.size() == 1;
+      return UsageError(
+          positionals.empty()
+              ? fmt::format("{}: {} ({} --help shows the usage)", fmt::join(extra, " "),
+                            one ? "unexpected argument" : "unexpected arguments", command)
+              : fmt::format("{}: {} too many; {} takes {} ({} --help shows the usage)", fmt::join(extra, " "),
+                            one ? "an argument" : "arguments", command, fmt::join(positionals, " "), command));
+    }
+  }
+  return UsageError(error.what());
+}
+
+CLI::Validator bounds_check(const Bounds& bounds) {
+  return CLI::Validator(
+      [bounds](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0') return fmt::format("{} is not a number", text);
+        if (bounds.contains(value)) return "";
+        // An end at infinity is said in words, not as the largest double.
+        if (std::isinf(bounds.maximum) && std::isfinite(bounds.minimum) && !bounds.odd)
+          return fmt::format("{} must be {} {}", text, bounds.minimum_excluded ? "greater than" : "at least",
+                             bounds.minimum);
+        if (std::isinf(bounds.minimum) && std::isfinite(bounds.maximum) && !bounds.odd)
+          return fmt::format("{} must be {} {}", text, bounds.maximum_excluded ? "less than" : "at most",
+                             bounds.maximum);
+        return fmt::format("{} is outside {}", text, bounds.text());
+      },
+      bounds.text());
+}
 
 const std::vector<ConfigKey>& config_keys() {
   static const std::vector<ConfigKey> keys = make_keys();
@@ -759,14 +806,20 @@ void apply_set_argument(RunOptions& options, const std::string& assignment) {
   set_config_value(options, assignment.substr(0, eq), assignment.substr(eq + 1));
 }
 
-void apply_config_file(RunOptions& options, const std::string& path) {
+PresetValues apply_config_file(RunOptions& options, const std::string& path) {
   toml::table table;
   try {
     table = read_toml_file(path);
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
-  apply_table(options, table, "", path);
+  std::vector<std::string> keys_set;
+  apply_table(options, table, "", path, &keys_set);
+  PresetValues preset;
+  preset.path = path;
+  for (const ConfigKey& k : config_keys())
+    if (std::find(keys_set.begin(), keys_set.end(), k.name) != keys_set.end()) preset.values[k.name] = k.get(options);
+  return preset;
 }
 
 void apply_config_text(RunOptions& options, const std::string& text, const std::string& source) {
@@ -795,7 +848,10 @@ std::string format_config(const RunOptions& options) {
   return out;
 }
 
-void finalize_options(RunOptions& options) {
+namespace {
+
+// The checks and completions of finalize_options().
+void complete_options(RunOptions& options) {
   try {
     validate(options.processing);
   } catch (const KeyError& e) {
@@ -849,6 +905,23 @@ void finalize_options(RunOptions& options) {
       options.input_options.trim.max_frames = 1;
       options.one_picture_implied = true;
     }
+  }
+}
+
+}  // namespace
+
+void finalize_options(RunOptions& options, const PresetValues& preset) {
+  try {
+    complete_options(options);
+  } catch (const UsageError& e) {
+    // A value the preset gave, still as it gave it: named with the file, as the file's other
+    // errors are.
+    const auto given = preset.values.find(e.key());
+    if (given == preset.values.end()) throw;
+    const auto row = std::find_if(config_keys().begin(), config_keys().end(),
+                                  [&e](const ConfigKey& k) { return k.name == e.key(); });
+    if (row == config_keys().end() || row->get(options) != given->second) throw;
+    throw UsageError(e.key(), fmt::format("{}: {}", preset.path, e.what()));
   }
 }
 
@@ -950,16 +1023,13 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   } catch (const CLI::CallForVersion&) {
     exit_message = std::string("hazefree ") + HAZEFREE_VERSION + "\n";
     return false;
-  } catch (const CLI::ExtrasError& e) {
-    for (const std::string& word : app.remaining())
-      if (word.size() > 1 && word[0] == '-' && word != "--") throw UsageError(unknown_option_text(word, app));
-    throw UsageError(e.what());
   } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
+    throw usage_error_of(e, app);
   }
 
   // Precedence: defaults < config file < command-line options < --set.
-  if (!config_file.empty()) apply_config_file(options, config_file);
+  PresetValues preset;
+  if (!config_file.empty()) preset = apply_config_file(options, config_file);
   key_flags.apply(options);
   for (const std::string& s : sets) apply_set_argument(options, s);
   if (positionals) {
@@ -1004,7 +1074,7 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
       throw UsageError(e.what());
     }
   }
-  finalize_options(options);
+  finalize_options(options, preset);
 
   if (print_config) {
     exit_message = format_config(options);

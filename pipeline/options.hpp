@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,8 @@
 namespace CLI {
 class App;
 class Option;
+class ParseError;
+class Validator;
 }  // namespace CLI
 
 namespace hazefree {
@@ -118,17 +121,33 @@ class KeyFlags {
 void set_config_value(RunOptions& options, const std::string& key, const std::string& value);
 // Applies one --set argument "key=value"; throws UsageError naming it when malformed.
 void apply_set_argument(RunOptions& options, const std::string& assignment);
+// What a preset file set: its keys, each with its text as the file left it. finalize_options()
+// names the file in a refusal of one of them (out of its bounds, against another key) that a
+// flag or --set did not change since, as the file's other errors name it.
+struct PresetValues {
+  std::string path;
+  std::map<std::string, std::string> values;
+};
 // Applies a TOML file; throws UsageError naming the file, and the key or the parse position.
-void apply_config_file(RunOptions& options, const std::string& path);
+PresetValues apply_config_file(RunOptions& options, const std::string& path);
 // The same from TOML text; `source` names it in messages.
 void apply_config_text(RunOptions& options, const std::string& text, const std::string& source);
 // The effective configuration as TOML (what --print-config prints).
 std::string format_config(const RunOptions& options);
-// Cross-key checks after everything is applied (ranges of the processing parameters...).
-void finalize_options(RunOptions& options);
+// Cross-key checks after everything is applied (ranges of the processing parameters...); an
+// error about a value of `preset` names its file.
+void finalize_options(RunOptions& options, const PresetValues& preset = {});
 // The span of input.start, input.duration, input.to and output.frames; throws UsageError for
 // -t with -to, or -to not after -ss.
 io::InputOptions::Trim trim_of(const RunOptions& options);
+
+// A CLI11 parse error of `app` as one line (the command line's, bench's): an unknown option with
+// the flags and keys it may mean, or words too many, pointing at the app's --help; else CLI11's
+// own text ("--frames: 0 is outside [1, 100000]").
+UsageError usage_error_of(const CLI::ParseError& error, const CLI::App& app);
+// The CLI11 check of a number flag outside the table (a job's --chunk-seconds) by the table's
+// bounds, in its words: "--chunk-seconds: -1 must be greater than 0", "0 is outside [1, 64]".
+CLI::Validator bounds_check(const Bounds& bounds);
 
 // Parses the main command line (not `bench`). Returns false when the program should exit
 // successfully right away (--help, --version, --print-config); `exit_message` holds its output.

@@ -107,7 +107,7 @@ def main():
         roff("presets (TOML) for hazefree -c"),
         ".TP",
         ".I /usr/lib/frei0r\\-1/hazefree_dehaze.so, hazefree_clahe.so, hazefree_histeq.so",
-        roff("the frei0r filters: ffmpeg -vf frei0r=hazefree_clahe:127|2 (window 127, clip 2); "
+        roff("the frei0r filters: ffmpeg -vf \"frei0r=hazefree_clahe:127|2\" (window 127, clip 2); "
              "melt ... -filter frei0r.hazefree_dehaze omega=0.9"),
         ".SH SEE ALSO",
         ".BR ffmpeg (1),",

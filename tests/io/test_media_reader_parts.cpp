@@ -97,6 +97,32 @@ TEST_CASE("reader parts: a span with an end keeps the pictures before it and the
   CHECK(info.frame_count == 5);
 }
 
+TEST_CASE("reader parts: a span from the input's start keeps the packets before it as the whole input does") {
+  // -t 0.2 (or -ss 0 -t 0.2): an AAC priming packet at -21 ms is kept with its time, as ffmpeg
+  // keeps it; with --frames it waits for the first picture like the others.
+  for (const int frames : {0, 2}) {
+    CAPTURE(frames);
+    TwoStreams input;
+    io::InputOptions options;
+    options.trim.end_seconds = 0.2;
+    options.trim.max_frames = frames;
+    SpanFilter span(options, "in.mp4");
+    span.start(*input.context, TwoStreams::kVideo, {TwoStreams::kAudio});
+    std::deque<io::Packet> released;
+    io::Packet priming = audio_at(-21);
+    const PacketFate fate = span.judge_packet(*priming, kMilliseconds, true);
+    if (frames == 0) {
+      CHECK(fate == PacketFate::hand_out);
+      CHECK(priming->pts == -21);
+    } else {
+      CHECK(fate == PacketFate::held);
+      CHECK(span.judge_picture(0, true, released) == Picture::keep);
+      REQUIRE(released.size() == 1);
+      CHECK(released.front()->pts == -21);
+    }
+  }
+}
+
 TEST_CASE("reader parts: with --frames the packets after the last picture kept wait until a later one or the end") {
   TwoStreams input;
   io::InputOptions options;

@@ -210,6 +210,24 @@ TEST_CASE("bench --end-to-end: decode, process and encode measured, the copies n
   CHECK(run_bench("--end-to-end").status == 2);  // needs --input
 }
 
+TEST_CASE("bench: a bad flag value or an unknown option is one line with status 2") {
+  struct Case {
+    std::string arguments, line;
+  };
+  for (const Case& c : {Case{"--frames 0 --size 64x64", "hazefree bench: --frames: 0 is outside [1, 100000]"},
+                        Case{"--frames abc", "hazefree bench: --frames: abc is not a number"},
+                        Case{"--warmup -1", "hazefree bench: --warmup: -1 is outside [0, 1000]"},
+                        Case{"--bogus", "hazefree bench: --bogus: unknown option (hazefree bench --help lists the options)"},
+                        Case{"--size 64x64 extra",
+                             "hazefree bench: extra: unexpected argument (hazefree bench --help shows the usage)"}}) {
+    CAPTURE(c.arguments);
+    const test::CommandResult r = run_bench(c.arguments);
+    CHECK(r.status == 2);
+    CHECK(test::lines_of(r.err) == std::vector<std::string>{c.line});
+    CHECK(r.out.empty());
+  }
+}
+
 TEST_CASE("bench: a bad size is refused with status 2") {
   const test::CommandResult r = run_bench("--size 0x10");
   CHECK(r.status == 2);

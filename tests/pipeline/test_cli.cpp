@@ -172,6 +172,25 @@ TEST_CASE("cli: failures give one line naming the input and a non-zero status") 
   }
 }
 
+TEST_CASE("cli: a job flag's open-ended range and a preset's bad value are one readable line with status 2") {
+  const std::string dir = test::temp_dir("cli-readable-ranges");
+  const std::string in = q(test::sample_path("hazy-street.mp4")), out = q(dir + "/o.mp4");
+  struct Case {
+    std::string arguments, line;
+  };
+  const std::string preset = dir + "/bad.toml";
+  std::ofstream(preset) << "[dcp]\nomega=2\n";
+  for (const Case& c : {Case{"--chunks 2 --chunk-seconds -1", "hazefree: --chunk-seconds: -1 must be greater than 0"},
+                        Case{"--job-memory -5 --chunks 2", "hazefree: --job-memory: -5 must be at least 0"},
+                        Case{"-c " + q(preset), "hazefree: " + preset + ": dcp.omega = 2 is outside (0, 1]"}}) {
+    CAPTURE(c.arguments);
+    const test::CommandResult r = test::run_hazefree(c.arguments + " " + in + " " + out);
+    CHECK(r.status == 2);
+    CHECK(test::lines_of(r.err) == std::vector<std::string>{c.line});
+  }
+  CHECK_FALSE(std::filesystem::exists(dir + "/o.mp4"));
+}
+
 TEST_CASE("cli: --print-config prints every key and exits 0") {
   const test::CommandResult r = test::run_hazefree("--print-config --mode ahe --window 31");
   CHECK(r.status == 0);

@@ -73,6 +73,21 @@ void check_report(const std::string& text, int frames) {
   CHECK(text.find("speed=") != std::string::npos);
 }
 
+// The PSNR of the first picture of `a` against the first of `b`, in dB, by ffmpeg's psnr filter
+// (100 for identical pictures, 0 when it cannot tell).
+double first_picture_psnr(const std::string& a, const std::string& b) {
+  const std::string text = output_of("ffmpeg -nostdin -hide_banner -i " + q(a) + " -i " + q(b) +
+                                     " -lavfi psnr -frames:v 1 -f null - 2>&1 | grep -o 'average:[^ ]*' | cut -d: -f2");
+  if (text == "inf") return 100.0;
+  return text.empty() ? 0.0 : std::stod(text);
+}
+
+std::string probe_stream(const std::string& path, const std::string& fields) {
+  // The first line: MPEG-TS lists its program's streams again.
+  return output_of("ffprobe -v error -select_streams v:0 -show_entries stream=" + fields + " -of csv=p=0 " + q(path) +
+                   " | head -1");
+}
+
 }  // namespace
 
 TEST_CASE("ffmpeg habits: ffmpeg's spellings give the same output as the long options") {
@@ -388,6 +403,75 @@ TEST_CASE("ffmpeg habits: -q and -loglevel error show errors only: hazefree's ow
   r = run_hazefree("-q -y -b cpu " + q(dir + "/missing.mp4") + " " + q(dir + "/out.mp4"));
   CHECK(r.status == 1);
   CHECK(lines_of(r.err).size() == 1);
+}
+
+TEST_CASE("ffmpeg habits: a JPEG still and MJPEG in AVI and a JPEG sequence are written full range as ffmpeg writes them") {
+  const std::string dir = temp_dir("habits-jpeg");
+  // The processed first picture, losslessly (limited range, as the clip), then ffmpeg's own JPEG
+  // of it: yuvj420p, the samples stretched to full range.
+  const std::string processed = dir + "/first.y4m", expected = dir + "/expected.jpg";
+  CommandResult r = run_hazefree("-q -y -b cpu --frames 1 " + q(tiny_clip()) + " " + q(processed));
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -i " + q(processed) + " " + q(expected)) == 0);
+  REQUIRE(probe_stream(expected, "pix_fmt,color_range") == "yuvj420p,pc");
+  // A JPEG of the limited-range samples only tagged full range looks washed out: far from it.
+  const std::string tagged = dir + "/tagged.jpg";
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -i " + q(processed) +
+                      " -vf setrange=full,format=yuv420p -strict -1 -c:v mjpeg " + q(tagged)) == 0);
+  CHECK(first_picture_psnr(tagged, expected) < 35.0);
+  struct Output {
+    std::string flags, name, first;  // `first`: the file of the first picture
+  };
+  for (const Output& o : {Output{"", "still.jpg", "still.jpg"}, Output{"-frames:v 3 -c:v mjpeg", "clip.avi", "clip.avi"},
+                          Output{"-frames:v 3", "seq%03d.jpg", "seq001.jpg"},
+                          Output{"--pix-fmt yuv420p", "pixfmt.jpg", "pixfmt.jpg"}}) {
+    CAPTURE(o.name);
+    r = run_hazefree("-q -y -b cpu " + o.flags + " " + q(tiny_clip()) + " " + q(dir + "/" + o.name));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(probe_stream(dir + "/" + o.first, "codec_name,pix_fmt,color_range") == "mjpeg,yuvj420p,pc");
+    CHECK(first_picture_psnr(dir + "/" + o.first, expected) > 40.0);
+  }
+  CHECK(fs::exists(dir + "/seq003.jpg"));
+}
+
+TEST_CASE("ffmpeg habits: GIF and WebP and Ogg outputs get their container's own encoder and video files libx264") {
+  const std::string dir = temp_dir("habits-container-encoders");
+  struct Case {
+    std::string name, codec, encoder;
+  };
+  for (const Case& c : {Case{"o.gif", "gif", "gif"}, Case{"o.webp", "webp", "libwebp_anim"},
+                        Case{"o.ogv", "theora", "libtheora"}, Case{"o.apng", "apng", "apng"},
+                        Case{"o.mp4", "h264", "libx264"}, Case{"o.mkv", "h264", "libx264"},
+                        Case{"o.mov", "h264", "libx264"}, Case{"o.ts", "h264", "libx264"},
+                        Case{"o.webm", "vp9", "libvpx-vp9"}}) {
+    CAPTURE(c.name);
+    const std::string out = dir + "/" + c.name;
+    const CommandResult r = run_hazefree("-q -y -b cpu -frames:v 5 " + q(tiny_clip()) + " " + q(out));
+    if (output_of("ffmpeg -hide_banner -encoders | grep -cw -- " + c.encoder) == "0") {
+      // An encoder this FFmpeg was built without (libtheora, libwebp): one line naming both.
+      CHECK(r.status == 1);
+      CHECK(lines_of(r.err).size() == 1);
+      CHECK(r.err.find(c.name + ": this FFmpeg has no encoder for " + c.codec) != std::string::npos);
+      continue;
+    }
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(probe_stream(out, "codec_name") == c.codec);
+  }
+  // A container whose codec this FFmpeg cannot encode: one line naming the output and the codec.
+  const CommandResult r = run_hazefree("-q -y -b cpu -frames:v 5 " + q(tiny_clip()) + " " + q(dir + "/o.vc1"));
+  CHECK(r.status == 1);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.find("o.vc1: this FFmpeg has no encoder for vc1") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/o.vc1"));
+}
+
+TEST_CASE("ffmpeg habits: a word too many after INPUT OUTPUT is one line pointing at --help with status 2") {
+  const std::string dir = temp_dir("habits-extra");
+  CommandResult r = run_hazefree(q(tiny_clip()) + " " + q(dir + "/a.mp4") + " " + q(dir + "/b.mp4"));
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.err) == std::vector<std::string>{"hazefree: " + dir + "/b.mp4: an argument too many; hazefree "
+                                                    "takes INPUT OUTPUT (hazefree --help shows the usage)"});
+  CHECK(folder_entries(dir).empty());
 }
 
 }  // namespace hazefree::test

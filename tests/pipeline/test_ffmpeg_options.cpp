@@ -89,6 +89,27 @@ TEST_CASE("trim: the audio is cut to the same span and starts at zero with the v
   CHECK(std::get<0>(d.audio_packets.front()) < 25000);
 }
 
+TEST_CASE("trim: a span from the start keeps the AAC priming packet as the whole run and ffmpeg keep it") {
+  const std::string dir = temp_dir("trim-priming");
+  // The sample's first audio packet lies before zero (-21.3 ms: the encoder's priming).
+  auto audio_pts = [](const std::string& path) {
+    return lines_of(output_of("ffprobe -v error -select_streams a:0 -show_entries packet=pts_time -of csv=p=0 " +
+                              q(path)));
+  };
+  const std::string copied = dir + "/ffmpeg.mp4";
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -ss 0 -i " + q(street()) + " -t 100 -c copy " + q(copied)) == 0);
+  const std::vector<std::string> expected = audio_pts(copied);
+  REQUIRE(!expected.empty());
+  REQUIRE(std::stod(expected.front()) < 0);
+  for (const std::string span : {"", "-t 100", "-to 100", "-ss 0 -t 100"}) {
+    CAPTURE(span);
+    const std::string out = dir + "/out.mp4";
+    const CommandResult r = run_hazefree("-q -y -b cpu --mode he " + span + " " + q(street()) + " " + q(out));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(audio_pts(out) == expected);
+  }
+}
+
 TEST_CASE("trim: -t with -to takes -t, as ffmpeg does, with one warning line (none with -q)") {
   const std::string dir = temp_dir("trim-t-to");
   const std::string out = dir + "/out.mp4";
