@@ -68,7 +68,7 @@ HAZEFREE_HD inline bool next_atmospheric_light(bool has_previous, float value[3]
 // kHazeBins bins of width 1 / kHazeScale (the last one holds every D >= (kHazeBins - 1) /
 // kHazeScale), which both backends count exactly, so the index is the same on both.
 inline constexpr int kHazeScale = 256;
-inline constexpr int kHazeBins = 129;       // [0, 0.5) in steps of 1/256, then the rest
+inline constexpr int kHazeBins = 257;       // [0, 1) in steps of 1/256, then D >= 1
 inline constexpr int kHazePercentileLow = 5;    // percent of the pixels at or below the veil
 inline constexpr int kHazePercentileBulk = 25;  // and of the bulk of the scene
 inline constexpr float kHazeBulkWeight = 0.1f;
@@ -117,17 +117,27 @@ HAZEFREE_HD inline float haze_estimate(const unsigned* histogram, long long pixe
 }
 
 // The index h_n from h_{n-1} and h^_n with the rule of the atmospheric light (step 4): the first
-// frame and a cut (as step 4 found it for A) take h^_n; otherwise h moves by kHazeSmoothing *
-// (h^_n - h_{n-1}) clamped to +-kHazeMaxStep. The index moves more slowly than A (a tenth per
-// frame, at most 0.0025: from clear to dense haze in about a second at 25 fps), so that the
-// strength that follows it does not flicker with the frame-to-frame noise of the percentiles.
+// frame and a cut (as step 4 found it for A) take h^_n; otherwise h moves a tenth of the way to
+// h^_n (kHazeSmoothing), and inside the response's band [kHazeClear, kHazeDense], where the
+// strength changes with it, by at most kHazeMaxStep a frame: the strength crosses from none to
+// all in 16 frames at the fastest and does not flicker with the percentiles' frame-to-frame
+// noise. Outside the band the strength is constant whatever h does, so h is not held there: a
+// frame that clears from dense haze (h^ 0.5) reaches the band in about 0.8 s at 25 fps, not in
+// 7 s (docs/ALGORITHMS.md).
 inline constexpr float kHazeSmoothing = 0.1f;
 inline constexpr float kHazeMaxStep = 0.0025f;
 HAZEFREE_HD inline float next_haze_index(bool restart, float previous, float estimate) {
   if (restart) return estimate;
-  float step = kHazeSmoothing * (estimate - previous);
-  step = step < -kHazeMaxStep ? -kHazeMaxStep : (step > kHazeMaxStep ? kHazeMaxStep : step);
-  return previous + step;
+  const float step = kHazeSmoothing * (estimate - previous);
+  const float moved = previous + step;
+  if (step < 0.0f) {  // falling: from the band's top (or below it) at most kHazeMaxStep
+    if (!(previous > kHazeClear)) return moved;
+    const float lowest = (previous < kHazeDense ? previous : kHazeDense) - kHazeMaxStep;
+    return moved > lowest ? moved : lowest;
+  }
+  if (!(previous < kHazeDense)) return moved;  // rising above the band
+  const float highest = (previous > kHazeClear ? previous : kHazeClear) + kHazeMaxStep;
+  return moved < highest ? moved : highest;
 }
 
 // The strength s(h) in [0, 1] that scales omega and the brightness boost with auto strength

@@ -301,7 +301,9 @@ TEST_CASE("haze index: the rules count exactly and read the 5th and 25th percent
   CHECK(dcp::haze_bin(-0.5f) == 0);
   CHECK(dcp::haze_bin(0.0f) == 0);
   CHECK(dcp::haze_bin(1.0f / 256.0f) == 1);
-  CHECK(dcp::haze_bin(0.75f) == dcp::kHazeBins - 1);
+  CHECK(dcp::haze_bin(0.75f) == 192);
+  CHECK(dcp::haze_bin(0.999f) == dcp::kHazeBins - 2);
+  CHECK(dcp::haze_bin(1.0f) == dcp::kHazeBins - 1);
   // 100 pixels: 4 at 0, 6 at bin 20, 90 at bin 40: the 5th lies in bin 20, the 25th in bin 40.
   histogram[0] = 4;
   histogram[20] = 6;
@@ -322,6 +324,50 @@ TEST_CASE("haze index: the rules count exactly and read the 5th and 25th percent
     CHECK(s >= last);
     last = s;
   }
+}
+
+TEST_CASE("haze index over time: slow inside the response's band, a tenth of the way outside it") {
+  // A 60 % veil (h^ 0.62, the index up to 1 now that the histogram reaches D = 1) that clears
+  // (h^ 0.006): the index leaves the dense side in well under a second at 25 fps, and crosses
+  // the band, where the strength changes, by at most kHazeMaxStep a frame.
+  CHECK(dcp::haze_bin(0.62f) == 158);
+  float h = dcp::next_haze_index(true, 0.0f, 0.62f);
+  CHECK(h == 0.62f);
+  int frames = 0, frames_in_band = 0;
+  float strength = dcp::auto_strength(true, h);
+  while (h > 0.01f && frames < 1000) {
+    const float next = dcp::next_haze_index(false, h, 0.006f);
+    CHECK(next < h);
+    if (h <= dcp::kHazeDense + 1e-6f && next >= dcp::kHazeClear - 1e-6f) CHECK(h - next <= dcp::kHazeMaxStep * 1.0001f);
+    const float s = dcp::auto_strength(true, next);
+    CHECK(strength - s <= 0.1f);  // smoothstep's steepest: 1.5 / 0.04 * 0.0025 = 0.094 a frame
+    strength = s;
+    if (next < dcp::kHazeDense && next > dcp::kHazeClear) ++frames_in_band;
+    if (s > 0.0f) ++frames;
+    h = next;
+  }
+  MESSAGE("clearing from 0.62: strength above none for " << frames << " frames, " << frames_in_band << " in the band");
+  CHECK(frames_in_band >= 14);  // 0.04 / 0.0025 = 16 steps
+  CHECK(frames_in_band <= 17);
+  CHECK(frames <= 40);          // 19 frames to reach the band, 16 across it (7 s before the band rule)
+  // Rising from clear into dense haze: the band again takes 16 frames, then a tenth of the way.
+  h = 0.0f;
+  frames_in_band = 0;
+  for (int n = 0; n < 200; ++n) {
+    const float next = dcp::next_haze_index(false, h, 0.3f);
+    CHECK(next >= h);
+    if (next > dcp::kHazeClear && h < dcp::kHazeDense) CHECK(next - std::max(h, dcp::kHazeClear) <= dcp::kHazeMaxStep * 1.0001f);
+    if (next < dcp::kHazeDense && next > dcp::kHazeClear) ++frames_in_band;
+    h = next;
+  }
+  CHECK(frames_in_band >= 14);
+  CHECK(frames_in_band <= 17);
+  CHECK(h == doctest::Approx(0.3f).epsilon(1e-3));
+  // Below the band or above it, the frame-to-frame noise is a tenth of the raw index's.
+  CHECK(dcp::next_haze_index(false, 0.01f, 0.02f) == doctest::Approx(0.011f));
+  CHECK(dcp::next_haze_index(false, 0.2f, 0.1f) == doctest::Approx(0.19f));
+  // A cut takes the raw index.
+  CHECK(dcp::next_haze_index(true, 0.5f, 0.01f) == 0.01f);
 }
 
 TEST_CASE("haze index equals an independent percentile of the dark channel (within one bin)") {
