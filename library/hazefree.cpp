@@ -371,6 +371,7 @@ RunResult run(const std::string& input, const std::string& output, const Options
   run_options.output_options.overwrite = control.overwrite;
   run_options.quiet = true;  // no progress line: the caller has the callback
   run_options.verbose = control.verbose;
+  run_options.stats_append = control.append_stats;
   run_options.hooks.stop = control.cancel;
   const auto start = std::chrono::steady_clock::now();
   if (control.progress) {

@@ -30,14 +30,14 @@ std::string without_file_scheme(const std::string& path) {
 
 }  // namespace
 
-FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
+FrameStatsFile::FrameStatsFile(const std::string& path, bool append) : path_(path) {
   const int stream = standard_stream_of("--stats", path);  // checked before the run: no throw here
   standard_stream_ = stream > 0;
   if (standard_stream_) {
     file_ = stream == 1 ? stdout : stderr;
     return;
   }
-  file_ = std::fopen(without_file_scheme(path).c_str(), "w");
+  file_ = std::fopen(without_file_scheme(path).c_str(), append ? "a" : "w");
   if (!file_) throw std::runtime_error(fmt::format("{}: cannot write the frame statistics: {}", path, std::strerror(errno)));
   // Each line as its frame is done: a live run's file can be followed (tail -f), and a run
   // stopped at once keeps whole lines.

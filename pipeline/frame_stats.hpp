@@ -16,10 +16,10 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
 
 class FrameStatsFile {
  public:
-  // Opens (creates or truncates) `path`, which check_stats_file() allowed before the run, or takes
-  // stdout or stderr for "-", "pipe:1" and "pipe:2"; throws std::runtime_error with one line
-  // naming the path when it cannot.
-  explicit FrameStatsFile(const std::string& path);
+  // Opens (creates or truncates; with `append`, creates or adds to) `path`, which
+  // check_stats_file() allowed before the run, or takes stdout or stderr for "-", "pipe:1" and
+  // "pipe:2"; throws std::runtime_error with one line naming the path when it cannot.
+  explicit FrameStatsFile(const std::string& path, bool append = false);
   ~FrameStatsFile();
   FrameStatsFile(const FrameStatsFile&) = delete;
   FrameStatsFile& operator=(const FrameStatsFile&) = delete;

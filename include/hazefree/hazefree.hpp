@@ -300,6 +300,10 @@ struct RunControl {
   // starts afresh (as at a scene cut); input and output go on. Check the keys first with
   // validate_options(): a key the run cannot take then fails the run (OptionError).
   std::function<bool(Options& changes)> option_changes;
+  // The `stats` file (one JSON line a frame): the lines are added to an existing file instead
+  // of replacing it, which is then taken without `overwrite`. For a run started again that
+  // goes on with the same file (the service's stream after its input ended or failed).
+  bool append_stats = false;
 };
 
 struct RunResult {
