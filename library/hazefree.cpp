@@ -14,6 +14,7 @@
 
 #include "io/jpeg_encoder.hpp"
 #include "io/media_reader.hpp"
+#include "io/run_log_level.hpp"
 #include "kernels/device_processor.hpp"
 #include "common/image.hpp"
 #include "kernels/processor.hpp"
@@ -432,6 +433,9 @@ RunResult run(const std::string& input, const std::string& output, const Options
   }
   if (input.empty()) throw OptionError("input", "input: empty path");
   if (output.empty()) throw OptionError("output", "output: empty path");
+  // FFmpeg's and the encoders' own lines (x264's statistics) only when verbose, as the CLI's -v,
+  // unless the program chose FFmpeg's level itself (the service's -v).
+  const io::RunLogLevel log_level(control.verbose);
   RunSummary summary;
   try {
     summary = run_pipeline(run_options);

@@ -289,7 +289,10 @@ struct RunControl {
   const std::atomic<bool>* cancel = nullptr;  // when it becomes true: stop reading, drain, flush
                                               // and finish the output (a valid, shorter file)
   bool overwrite = false;                     // replace an existing output (refused otherwise)
-  bool verbose = false;                       // the CLI's -v lines on stderr
+  bool verbose = false;                       // the CLI's -v lines on stderr; without it, as
+                                              // without -v, none of FFmpeg's and the encoders'
+                                              // (x264's statistics) while the run goes on
+                                              // (FFmpeg's log level is the host's after it)
   // Watching a run: called on the processing thread after each frame with the decoded picture
   // (width 0 when it stays on the GPU, input.hwdec) and its result, host frames valid during
   // the call only (copy what is kept, and keep it short: the next frame waits).
