@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "io/run_log_level.hpp"
 #include "io/url.hpp"
 
 extern "C" {
@@ -109,7 +110,48 @@ void warning(const std::string& text) {
 std::string last_ffmpeg_error() { return t_last_error; }
 void forget_ffmpeg_error() { t_last_error.clear(); }
 
+namespace {
+std::atomic<bool> g_level_chosen{false};  // set_ffmpeg_log_level() was called: the program's choice
+
+// The runs of RunLogLevel under way, those of them verbose, and the host's level before the first.
+struct RunLevels {
+  std::mutex mutex;
+  int runs = 0;
+  int verbose_runs = 0;
+  int host_level = AV_LOG_INFO;
+};
+RunLevels& run_levels() {
+  static RunLevels levels;
+  return levels;
+}
+void set_run_level(const RunLevels& levels) {
+  av_log_set_level(levels.verbose_runs > 0 ? std::max(levels.host_level, AV_LOG_INFO) : AV_LOG_FATAL);
+}
+}  // namespace
+
+RunLogLevel::RunLogLevel(bool verbose) : verbose_(verbose) {
+  if (g_level_chosen.load()) return;
+  RunLevels& levels = run_levels();
+  std::lock_guard lock(levels.mutex);
+  if (levels.runs++ == 0) levels.host_level = av_log_get_level();
+  if (verbose_) ++levels.verbose_runs;
+  counted_ = true;
+  set_run_level(levels);
+}
+
+RunLogLevel::~RunLogLevel() {
+  if (!counted_) return;
+  RunLevels& levels = run_levels();
+  std::lock_guard lock(levels.mutex);
+  if (verbose_) --levels.verbose_runs;
+  if (--levels.runs == 0)
+    av_log_set_level(levels.host_level);
+  else
+    set_run_level(levels);
+}
+
 void set_ffmpeg_log_level(LogLevel level) {
+  g_level_chosen.store(true);
   install_ffmpeg_log_callback();
   switch (level) {
     case LogLevel::silent: av_log_set_level(AV_LOG_FATAL); break;

@@ -14,6 +14,7 @@
 
 #include "io/jpeg_encoder.hpp"
 #include "io/media_reader.hpp"
+#include "io/run_log_level.hpp"
 #include "kernels/device_processor.hpp"
 #include "common/image.hpp"
 #include "kernels/processor.hpp"
@@ -371,6 +372,7 @@ RunResult run(const std::string& input, const std::string& output, const Options
   run_options.output_options.overwrite = control.overwrite;
   run_options.quiet = true;  // no progress line: the caller has the callback
   run_options.verbose = control.verbose;
+  run_options.stats_append = control.append_stats;
   run_options.hooks.stop = control.cancel;
   const auto start = std::chrono::steady_clock::now();
   if (control.progress) {
@@ -431,6 +433,9 @@ RunResult run(const std::string& input, const std::string& output, const Options
   }
   if (input.empty()) throw OptionError("input", "input: empty path");
   if (output.empty()) throw OptionError("output", "output: empty path");
+  // FFmpeg's and the encoders' own lines (x264's statistics) only when verbose, as the CLI's -v,
+  // unless the program chose FFmpeg's level itself (the service's -v).
+  const io::RunLogLevel log_level(control.verbose);
   RunSummary summary;
   try {
     summary = run_pipeline(run_options);

@@ -30,14 +30,14 @@ std::string without_file_scheme(const std::string& path) {
 
 }  // namespace
 
-FrameStatsFile::FrameStatsFile(const std::string& path) : path_(path) {
+FrameStatsFile::FrameStatsFile(const std::string& path, bool append) : path_(path) {
   const int stream = standard_stream_of("--stats", path);  // checked before the run: no throw here
   standard_stream_ = stream > 0;
   if (standard_stream_) {
     file_ = stream == 1 ? stdout : stderr;
     return;
   }
-  file_ = std::fopen(without_file_scheme(path).c_str(), "w");
+  file_ = std::fopen(without_file_scheme(path).c_str(), append ? "a" : "w");
   if (!file_) throw std::runtime_error(fmt::format("{}: cannot write the frame statistics: {}", path, std::strerror(errno)));
   // Each line as its frame is done: a live run's file can be followed (tail -f), and a run
   // stopped at once keeps whole lines.
@@ -96,17 +96,23 @@ std::string local_file(const std::string& url) {
   return without_file_scheme(url);
 }
 
-// Whether two local paths name one file: the same file where both exist, else the same place.
-bool same_file(const std::string& a, const std::string& b) {
+}  // namespace
+
+bool same_local_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
-  if (a.empty() || b.empty()) return false;
+  const std::string file_a = local_file(a), file_b = local_file(b);
+  if (file_a.empty() || file_b.empty()) return false;
   std::error_code ec_a, ec_b;
-  if (fs::exists(a, ec_a) && fs::exists(b, ec_b)) return fs::equivalent(a, b, ec_a);
-  const fs::path ca = fs::weakly_canonical(a, ec_a), cb = fs::weakly_canonical(b, ec_b);
+  if (fs::exists(file_a, ec_a) && fs::exists(file_b, ec_b)) return fs::equivalent(file_a, file_b, ec_a);
+  // Absolute first: weakly_canonical() leaves a relative path whose first part does not exist
+  // relative ("out.mp4", "sub/../out.mp4"), which then never equals "/tmp/out.mp4". The folders
+  // that exist are resolved (links, ".."), the rest compared as written, "." and ".." taken out.
+  const fs::path abs_a = fs::absolute(file_a, ec_a), abs_b = fs::absolute(file_b, ec_b);
+  if (ec_a || ec_b) return false;
+  if (abs_a.lexically_normal() == abs_b.lexically_normal()) return true;
+  const fs::path ca = fs::weakly_canonical(abs_a, ec_a), cb = fs::weakly_canonical(abs_b, ec_b);
   return !ec_a && !ec_b && !ca.empty() && ca == cb;
 }
-
-}  // namespace
 
 void check_stats_file(const std::string& path, const std::string& input, const std::string& output, bool overwrite) {
   namespace fs = std::filesystem;
@@ -117,10 +123,17 @@ void check_stats_file(const std::string& path, const std::string& input, const s
   };
   const fs::path folder = fs::path(file).parent_path();
   std::error_code ec;
-  if (!folder.empty() && !fs::is_directory(folder, ec)) refuse(fmt::format("folder {} does not exist", folder.string()));
+  if (!folder.empty() && !fs::is_directory(folder, ec)) {
+    // The nearest part of the folder that exists says what is wrong: missing, or not a folder
+    // (clear.mp4/x.jsonl where clear.mp4 is a file), as for the output.
+    fs::path part = folder;
+    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, ec)) part = part.parent_path();
+    if (fs::exists(part, ec) && !fs::is_directory(part, ec)) refuse(fmt::format("{} is not a folder", part.string()));
+    refuse(fmt::format("folder {} does not exist", folder.string()));
+  }
   if (fs::is_directory(file, ec)) refuse("is a folder; give a file name");
-  if (same_file(file, local_file(input))) refuse("is the input file; choose another file for the statistics");
-  if (same_file(file, local_file(output))) refuse("is the output file; choose another file for the statistics");
+  if (same_local_file(file, input)) refuse("is the input file; choose another file for the statistics");
+  if (same_local_file(file, output)) refuse("is the output file; choose another file for the statistics");
   if (!overwrite && fs::is_regular_file(file, ec)) refuse("already exists (use -y to overwrite)");
 }
 

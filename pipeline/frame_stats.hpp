@@ -16,10 +16,10 @@ std::string frame_stats_line(std::int64_t frame, double pts_time, const DehazeSt
 
 class FrameStatsFile {
  public:
-  // Opens (creates or truncates) `path`, which check_stats_file() allowed before the run, or takes
-  // stdout or stderr for "-", "pipe:1" and "pipe:2"; throws std::runtime_error with one line
-  // naming the path when it cannot.
-  explicit FrameStatsFile(const std::string& path);
+  // Opens (creates or truncates; with `append`, creates or adds to) `path`, which
+  // check_stats_file() allowed before the run, or takes stdout or stderr for "-", "pipe:1" and
+  // "pipe:2"; throws std::runtime_error with one line naming the path when it cannot.
+  explicit FrameStatsFile(const std::string& path, bool append = false);
   ~FrameStatsFile();
   FrameStatsFile(const FrameStatsFile&) = delete;
   FrameStatsFile& operator=(const FrameStatsFile&) = delete;
@@ -37,6 +37,12 @@ class FrameStatsFile {
 // Checked when the options are read (UsageError, status 2): a standard stream that --stats may
 // name, and not stdout when the video `output` is written there.
 void check_stats_path(const std::string& path, const std::string& output);
+
+// Whether two names of local files (file: taken off; "" for stdin/stdout, pipes and URLs, which
+// name no file) are one file however they are spelled: the same file where both exist, else the
+// same absolute place once "." and "..", and the links of the folders that exist, are resolved
+// ("out.mp4", "./out.mp4", "sub/../out.mp4" and "/tmp/out.mp4" run in /tmp).
+bool same_local_file(const std::string& a, const std::string& b);
 
 // Checked before the run opens its input (std::runtime_error naming the path, status 1 as the
 // output's own): the folder of a --stats file exists, the path is no folder, not the input's or

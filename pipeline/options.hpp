@@ -49,6 +49,7 @@ struct RunOptions {
   io::OutputOptions output_options;
   bool side_by_side = false;
   std::string stats_path;  // --stats FILE: one JSON line per frame (pipeline/frame_stats.hpp)
+  bool stats_append = false;  // added to an existing stats file (the library's RunControl::append_stats)
   // output.depth (SPEC 7): bits per sample of the output, 0 = the input's own (auto), else 8, 10,
   // 12 or 16; frames are converted to it as they are read, so they are processed at it too.
   int output_depth = 0;

@@ -226,7 +226,7 @@ class Pipeline {
     const auto encoder_opened = std::chrono::steady_clock::now();
     // After the writer: an output it refuses leaves no statistics file (and an unfinished output
     // is removed by the writer when the statistics file is refused).
-    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path);  // run_pipeline checked the path
+    if (!options.stats_path.empty()) stats_file_.emplace(options.stats_path, options.stats_append);  // run_pipeline checked the path
     if (options.one_picture_implied && !video.still_image && !options.quiet)
       fmt::print(stderr, "hazefree: {}: a still image holds one picture: writing the first frame (--frames 1; a name "
                          "with a frame number such as frame%04d.png writes them all)\n", io::redact_urls(options.output));
@@ -897,7 +897,9 @@ RunSummary run_pipeline(const RunOptions& options, std::unique_ptr<FrameProcesso
 RunSummary run_pipeline(const RunOptions& options, std::future<std::unique_ptr<FrameProcessor>> pending) {
   const auto created = std::chrono::steady_clock::now();
   stop_pipe_read_end();  // created before any stop request can need it
-  check_stats_file(options.stats_path, options.input, options.output, options.output_options.overwrite);
+  // Lines added to an existing file replace nothing: no -y needed for it.
+  check_stats_file(options.stats_path, options.input, options.output,
+                   options.output_options.overwrite || options.stats_append);
   if (!pending.valid()) {
     // With NVDEC the backend starts after the reader: FFmpeg's CUDA device takes the GPU's
     // primary context only with its own scheduling flags, which it can set only while the

@@ -293,6 +293,13 @@ void Stream::run_once() {
   RunControl control;
   control.cancel = &cancel_;
   control.overwrite = true;
+  {
+    // The stats file (key `stats`) is started afresh by the stream's first run that writes a
+    // frame, as the command line's -y replaces it; the runs after it (a looping file's next
+    // pass, a run started again after a failure) add their lines to it.
+    std::lock_guard lock(mutex_);
+    control.append_stats = finished_runs_.frames > 0;
+  }
   control.progress = [this](const RunProgress& p) { on_progress(p); };
   control.on_frame = [this](const Frame& in, const Frame& out) { on_frame(in, out); };
   control.option_changes = [this](Options& changes) { return take_changes(changes); };

@@ -289,7 +289,10 @@ struct RunControl {
   const std::atomic<bool>* cancel = nullptr;  // when it becomes true: stop reading, drain, flush
                                               // and finish the output (a valid, shorter file)
   bool overwrite = false;                     // replace an existing output (refused otherwise)
-  bool verbose = false;                       // the CLI's -v lines on stderr
+  bool verbose = false;                       // the CLI's -v lines on stderr; without it, as
+                                              // without -v, none of FFmpeg's and the encoders'
+                                              // (x264's statistics) while the run goes on
+                                              // (FFmpeg's log level is the host's after it)
   // Watching a run: called on the processing thread after each frame with the decoded picture
   // (width 0 when it stays on the GPU, input.hwdec) and its result, host frames valid during
   // the call only (copy what is kept, and keep it short: the next frame waits).
@@ -300,6 +303,10 @@ struct RunControl {
   // starts afresh (as at a scene cut); input and output go on. Check the keys first with
   // validate_options(): a key the run cannot take then fails the run (OptionError).
   std::function<bool(Options& changes)> option_changes;
+  // The `stats` file (one JSON line a frame): the lines are added to an existing file instead
+  // of replacing it, which is then taken without `overwrite`. For a run started again that
+  // goes on with the same file (the service's stream after its input ended or failed).
+  bool append_stats = false;
 };
 
 struct RunResult {

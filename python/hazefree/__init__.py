@@ -414,6 +414,8 @@ def run(input, output, progress=None, overwrite=False, verbose=False, **options)
       haze_index and omega (DCP's haze index of the last frame and the omega it was dehazed
       with, which ``dcp_auto_strength=True`` makes follow the index; None in the he/ahe modes).
     overwrite: replace an existing output (refused otherwise, as without ``-y``).
+    verbose: the command line's ``-v`` lines on stderr, FFmpeg's and the encoders' (x264's
+      statistics) among them; without it the run prints none of those, as the command line.
     Ctrl-C (on the main thread) stops reading, finishes the output as the CLI does, then raises
     KeyboardInterrupt. Returns a dict: frames_in, frames_out, frames_dropped, packets_copied,
     seconds, processor.

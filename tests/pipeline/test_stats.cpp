@@ -213,6 +213,69 @@ TEST_CASE("stats: the input's or the output's own file is refused before anythin
   }
 }
 
+TEST_CASE("stats: the output's or the input's file spelled otherwise (relative or ./ or sub/.. or absolute or through a linked folder) is refused as well") {
+  const std::string dir = test::temp_dir("stats-same-file-spelled");
+  fs::copy_file(hazy_clip(), dir + "/in.mp4");
+  fs::create_directory(dir + "/sub");
+  fs::create_directory_symlink(dir, dir + "/link");
+  // Relative names are the command's: it runs in `dir` (restored after, whatever happens).
+  struct InFolder {
+    fs::path before = fs::current_path();
+    explicit InFolder(const std::string& folder) { fs::current_path(folder); }
+    ~InFolder() { fs::current_path(before); }
+  } in_folder(dir);
+  struct Case {
+    std::string stats, input, output, says;
+  };
+  const std::string out = "is the output file", in = "is the input file";
+  for (const Case& c : {Case{dir + "/o3d.mp4", "in.mp4", "o3d.mp4", out}, Case{"./o3d.mp4", "in.mp4", "o3d.mp4", out},
+                        Case{"o3d.mp4", "in.mp4", "./o3d.mp4", out}, Case{"sub/../o3d.mp4", "in.mp4", "o3d.mp4", out},
+                        Case{"o3d.mp4", "in.mp4", dir + "/sub/../o3d.mp4", out},
+                        Case{"link/o3d.mp4", "in.mp4", dir + "/o3d.mp4", out}, Case{"file:o3d.mp4", "in.mp4", "o3d.mp4", out},
+                        Case{"./in.mp4", dir + "/in.mp4", "o3d.mp4", in}, Case{"sub/../in.mp4", "link/in.mp4", "o3d.mp4", in}}) {
+    CAPTURE(c.stats);
+    CAPTURE(c.output);
+    const test::CommandResult r = test::run_hazefree("-b cpu --preset ultrafast --stats " + q(c.stats) + " " + q(c.input) +
+                                                     " " + q(c.output));
+    INFO(r.err);
+    CHECK(r.status == 1);
+    const std::vector<std::string> own = test::own_lines(r.err);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].find("--stats " + c.stats + ": " + c.says + "; choose another file for the statistics") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir + "/o3d.mp4"));  // refused before anything is opened
+  }
+  // Existing (-y): one file, however it is named.
+  fs::copy_file(hazy_clip(), dir + "/o3d.mp4");
+  const test::CommandResult r = test::run_hazefree("-y -b cpu --preset ultrafast --stats sub/../o3d.mp4 in.mp4 " + q(dir + "/o3d.mp4"));
+  INFO(r.err);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("--stats sub/../o3d.mp4: is the output file") != std::string::npos);
+  CHECK(fs::file_size(dir + "/o3d.mp4") == fs::file_size(dir + "/in.mp4"));  // untouched
+  // Names that are no file of either are not taken for one.
+  const test::CommandResult other =
+      test::run_hazefree("-b cpu --preset ultrafast --stats sub/o3d.jsonl in.mp4 sub/o3d.mp4");
+  INFO(other.err);
+  CHECK(other.status == 0);
+  CHECK(read_stats(dir + "/sub/o3d.jsonl", true).size() == 10);
+}
+
+TEST_CASE("stats: a file where a folder is expected (clear.mp4/x.jsonl) is said not to be a folder with status 1") {
+  const std::string dir = test::temp_dir("stats-not-a-folder");
+  const std::string in = test::sample_path("images/coffee-hazy.png");
+  { std::ofstream(dir + "/clear.mp4") << "a file"; }
+  for (const std::string& stats : {dir + "/clear.mp4/x.jsonl", dir + "/clear.mp4/deeper/x.jsonl"}) {
+    CAPTURE(stats);
+    const test::CommandResult r = test::run_hazefree("-b cpu --stats " + q(stats) + " " + q(in) + " " + q(dir + "/out.png"));
+    INFO(r.err);
+    CHECK(r.status == 1);
+    const std::vector<std::string> own = test::own_lines(r.err);
+    REQUIRE(own.size() == 1);
+    CHECK(own[0].find("--stats " + stats + ": " + dir + "/clear.mp4 is not a folder") != std::string::npos);
+    CHECK(own[0].find("does not exist") == std::string::npos);
+    CHECK_FALSE(fs::exists(dir + "/out.png"));
+  }
+}
+
 TEST_CASE("stats: a file that takes no line (/dev/full) fails the run with the cause, naming --stats") {
   if (!fs::exists("/dev/full")) {
     MESSAGE("skipped: no /dev/full on this system");

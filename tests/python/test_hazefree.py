@@ -384,6 +384,36 @@ def test_ctrl_c_finishes_the_output_then_raises_keyboardinterrupt(samples, tmp):
     assert all(len(f) == len(frames[0]) for f in frames), "a frame of the output is cut short"
 
 
+def test_run_is_quiet_as_the_command_line_unless_verbose(samples, tmp):
+    # The stderr of a python process of its own: FFmpeg's and x264's lines (its statistics at the
+    # end of an encode) only with verbose=True, as the command line's -v; FFmpeg's level the host
+    # set is back after each run (seen where the module shares the system's libavutil).
+    script = textwrap.dedent(f"""
+        import ctypes, ctypes.util, sys, hazefree
+        found = ctypes.util.find_library("avutil")
+        avutil = ctypes.CDLL(found) if found else None
+        if avutil:
+            avutil.av_log_set_level(40)  # AV_LOG_VERBOSE, the host's own choice
+        clip = {str(samples / 'hazy-street.mp4')!r}
+        for name, verbose in (("quiet", False), ("verbose", True), ("quiet again", False)):
+            sys.stderr.write("== " + name + "\\n")
+            sys.stderr.flush()
+            hazefree.run(clip, {str(tmp / 'o.mp4')!r}, backend="cpu", overwrite=True, output_frames=10,
+                         verbose=verbose)
+            sys.stderr.flush()
+            print(name, avutil.av_log_get_level() if avutil else 40, flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env=os.environ.copy())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["quiet 40", "verbose 40", "quiet again 40"], done.stdout
+    parts = done.stderr.split("== ")
+    assert [p.split("\n")[0] for p in parts[1:]] == ["quiet", "verbose", "quiet again"], done.stderr
+    quiet, verbose, quiet_again = (p.split("\n", 1)[1] for p in parts[1:])
+    assert quiet == "" and quiet_again == "", done.stderr
+    assert "libx264 @" in verbose and "frame I:" in verbose, done.stderr
+
+
 def test_frames_yields_processed_rgb(samples, cli, tmp):
     still = samples / "images" / "coffee-hazy.png"
     got = list(hazefree.frames(still, mode="dcp", backend="cpu"))
