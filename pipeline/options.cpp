@@ -54,6 +54,25 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
       });
 }
 
+// A demuxer option of raw input or a camera (input.format, input.size, input.framerate,
+// input.pixel_format), checked by FFmpeg's own parser as it is set (`valid`, empty allowed): a
+// value FFmpeg refuses is a usage error naming the option as given on the command line, its key
+// and `cause` ("-pixel_format bogus (input.pixel_format): no such pixel format ..."), not the
+// input's failure to open.
+template <typename Access>
+ConfigKey demuxer_option_key(KeySpec spec, std::string accepted, std::string spelling,
+                             bool (*valid)(const std::string&), std::string cause, Access access) {
+  spec.accepted = std::move(accepted);
+  return Rows::custom(
+      spec,
+      [spelling, valid, cause, access](const KeySpec& spec, RunOptions& o, const std::string& v) {
+        if (!v.empty() && !valid(v))
+          throw KeyError(spec.name, fmt::format("{} {} ({}): {}", spelling, v, spec.name, cause));
+        access(o) = v;
+      },
+      [access](const RunOptions& o) { return toml_string(access(o)); });
+}
+
 // One value of output.encoder_options.
 void set_encoder_option(const KeySpec& spec, std::map<std::string, std::string>& options, const std::string& v) {
   if (v.empty()) {
@@ -124,15 +143,23 @@ std::vector<ConfigKey> input_keys() {
   k.push_back(time_key(spec_of("input.to", "stop at this position of the input (ffmpeg's -to); none = the end",
                                K::number, "--to"),
                        Bounds::above(0), true, [](auto& o) -> auto& { return o.trim_to; }));
-  k.push_back(Rows::text(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
-                                 K::text, "--input-format", "FORMAT"),
-                         "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
-  k.push_back(Rows::text(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
-                         [](auto& o) -> auto& { return o.input_size; }));
-  k.push_back(Rows::text(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
-                         "a rate such as 25 or 30000/1001", [](auto& o) -> auto& { return o.input_rate; }));
-  k.push_back(Rows::text(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
-                         "an FFmpeg pixel format", [](auto& o) -> auto& { return o.input_pixel_format; }));
+  k.push_back(demuxer_option_key(
+      spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe", K::text,
+              "--input-format", "FORMAT"),
+      "a demuxer name", "--input-format", io::is_input_format, "no such input format (ffmpeg -demuxers lists them)",
+      [](auto& o) -> auto& { return o.input_options.format; }));
+  k.push_back(demuxer_option_key(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH", "-video_size",
+                                 io::is_video_size, "not a frame size (WxH, both sides above 0, or a name such as hd720)",
+                                 [](auto& o) -> auto& { return o.input_size; }));
+  k.push_back(demuxer_option_key(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
+                                 "a rate such as 25 or 30000/1001", "-framerate", io::is_frame_rate,
+                                 "not a frame rate above 0 (25, 30000/1001, ntsc, ...)",
+                                 [](auto& o) -> auto& { return o.input_rate; }));
+  k.push_back(demuxer_option_key(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)",
+                                         K::text),
+                                 "an FFmpeg pixel format", "-pixel_format", io::is_pixel_format,
+                                 "no such pixel format (ffmpeg -pix_fmts lists them)",
+                                 [](auto& o) -> auto& { return o.input_pixel_format; }));
   k.push_back(Rows::text(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
                                  K::text, "--hwdec", "cuda"),
                          "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
