@@ -46,6 +46,22 @@ std::string range_text(const KeySpec& spec) {
   return spec.accepted;
 }
 
+std::string value_name(const KeySpec& spec) {
+  if (!spec.value_name.empty()) return spec.value_name;
+  auto listed = [](std::string text, const std::vector<std::string>& words) {
+    for (const std::string& w : words) text += (text.empty() ? "" : "|") + w;
+    return text;
+  };
+  switch (spec.kind) {
+    case ConfigKind::boolean: return "";
+    case ConfigKind::choice: return listed("", spec.choices);
+    case ConfigKind::integer: return listed("N", spec.choices);
+    case ConfigKind::number: return listed("X", spec.choices);
+    case ConfigKind::text: break;
+  }
+  return "VALUE";
+}
+
 void refuse_value(const KeySpec& spec, const std::string& text) {
   throw KeyError(spec.name, fmt::format("{}: invalid value '{}' (accepted: {})", spec.name, text, spec.range));
 }

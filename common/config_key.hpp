@@ -63,11 +63,19 @@ struct KeySpec {
   std::string accepted;     // text keys: the accepted values in words ("WxH")
   std::vector<Mode> modes;  // the modes whose processor uses the key; empty: the file run only
   std::string flag;         // command-line shortcut ("-m,--mode", "--window"); empty: none
+  // What the shortcut's value is called in --help ("FILE", "TIME"); empty: made from the kind by
+  // value_name() (text keys with a shortcut name theirs).
+  std::string value_name;
   std::string range;        // the accepted values as text, made from the above by range_text()
 };
 
 // "(0, 1]", "dcp, he, ahe", "true, false", "auto, unlimited or [0, 1000000]", "WxH".
 std::string range_text(const KeySpec& spec);
+// The value of the key's shortcut as --help names it: the row's own value_name ("FILE", "TIME"),
+// else from its kind: "N" for an integer, "X" for a number (with the words taken besides a number,
+// "N|auto|unlimited"), the choices ("dcp|he|ahe"), "VALUE" for text; empty for a boolean (a flag
+// takes none).
+std::string value_name(const KeySpec& spec);
 
 // Text -> value for a key, as TOML, --set, the library and the properties give it; each throws
 // KeyError naming the key and the accepted values when the text is not one. Numbers take

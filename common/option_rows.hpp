@@ -20,19 +20,22 @@
 namespace hazefree {
 
 // A key's description: name, help, kind, the modes whose processor uses it (none: the file run
-// only) and its command-line shortcut. The row's maker adds bounds, choices and the range text.
+// only), its command-line shortcut and what --help calls the shortcut's value (empty: made from
+// the kind, see value_name()). The row's maker adds bounds, choices and the range text.
 inline KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::vector<Mode> modes,
-                       std::string flag = "") {
+                       std::string flag = "", std::string value_name = "") {
   KeySpec s;
   s.name = std::move(name);
   s.help = std::move(help);
   s.kind = kind;
   s.modes = std::move(modes);
   s.flag = std::move(flag);
+  s.value_name = std::move(value_name);
   return s;
 }
-inline KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::string flag = "") {
-  return spec_of(std::move(name), std::move(help), kind, {}, std::move(flag));
+inline KeySpec spec_of(std::string name, std::string help, ConfigKind kind, std::string flag = "",
+                       std::string value_name = "") {
+  return spec_of(std::move(name), std::move(help), kind, {}, std::move(flag), std::move(value_name));
 }
 
 // Words a numeric key takes besides a number, each with the value it sets ("auto" -> -1).

@@ -784,6 +784,23 @@ bool parse_time_text(const std::string& text, double* seconds) {
   return true;
 }
 
+bool is_input_format(const std::string& name) {
+  register_devices_once();
+  return av_find_input_format(name.c_str()) != nullptr;
+}
+
+bool is_video_size(const std::string& text) {
+  int width = 0, height = 0;
+  return av_parse_video_size(&width, &height, text.c_str()) >= 0;
+}
+
+bool is_frame_rate(const std::string& text) {
+  AVRational rate{0, 1};
+  return av_parse_video_rate(&rate, text.c_str()) >= 0;
+}
+
+bool is_pixel_format(const std::string& name) { return av_get_pix_fmt(name.c_str()) != AV_PIX_FMT_NONE; }
+
 const VideoInfo& MediaReader::video() const { return impl_->info; }
 
 MediaReader::Item MediaReader::read() {

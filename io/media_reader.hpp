@@ -134,6 +134,15 @@ void prepare_gpu_decoding(int device);
 // false when `text` is neither.
 bool parse_time_text(const std::string& text, double* seconds);
 
+// FFmpeg's own checks of the demuxer options of raw input and cameras, as the demuxer makes them
+// when the input opens: a demuxer name (the capture devices' among them), a frame size (WxH or a
+// name such as hd720, both sides above 0), a frame rate (25, 30000/1001, ntsc; above 0), a pixel
+// format name (yuv420p).
+bool is_input_format(const std::string& name);
+bool is_video_size(const std::string& text);
+bool is_frame_rate(const std::string& text);
+bool is_pixel_format(const std::string& name);
+
 // The presentation time of `seconds` after an input's start (`start_time_us`, the container's
 // start time in microseconds) in `time_base`: where a trimmed span starts or ends.
 std::int64_t span_pts(std::int64_t start_time_us, double seconds, Rational time_base);

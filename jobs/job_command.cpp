@@ -17,14 +17,14 @@ namespace {
 constexpr const char* kJobHelp =
     "hazefree job: one input or many, in chunks of whole frames over GPUs and hosts;\n"
     "every frame identical to the single run's (SPEC 8). The stages, each a command a scheduler can run:\n"
-    "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds S | --chunk-starts F,F,..] [run options]\n"
+    "  hazefree job plan DIR INPUT OUTPUT [INPUT OUTPUT ...] [--chunks N | --chunk-seconds SECONDS | --chunk-starts F,F,...] [run options]\n"
     "  hazefree job analyze DIR [--chunk K]   per-frame estimates of task K (array task)\n"
     "  hazefree job render DIR [--chunk K]    task K's chunk from its exact start state, encoded (array task)\n"
     "  hazefree job join DIR [--input I]      the chunks and the source's other streams -> each OUTPUT\n"
     "  hazefree job status DIR [--json]       done / running / failed / interrupted / missing per task\n"
     "  hazefree job slurm DIR [--gpus-per-task N] [-- sbatch options]   analyze array -> render array -> join\n"
     "K defaults to SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX. On one machine, in one process, each\n"
-    "frame decoded once: hazefree --chunks N|auto [--gpus all|0,1,..] [--job-memory MIB] INPUT OUTPUT.\n"
+    "frame decoded once: hazefree --chunks N|auto [--gpus all|0,1,...] [--job-memory MIB] INPUT OUTPUT.\n"
     "docs/JOBS.md describes DIR and other schedulers.\n";
 
 int plan_command(int argc, char** argv) {
@@ -66,14 +66,18 @@ int stage_command(const std::string& stage, int argc, char** argv) {
   int chunk = -1, input = -1, gpus_per_task = 0;
   bool quiet = false, verbose = false, as_json = false;
   std::vector<std::string> sbatch;
-  app.add_option("DIR", dir, "the job's directory")->required();
+  app.add_option("DIR", dir, "the job's directory")->required()->type_name("");
   if (stage == "analyze" || stage == "render")
-    app.add_option("--chunk", chunk, "task index (default: SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX)");
-  if (stage == "join") app.add_option("--input", input, "join only this input's output (default: all)");
+    app.add_option("--chunk", chunk, "task index (default: SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX)")
+        ->type_name("K");  // the names of the job's help (kJobHelp)
+  if (stage == "join") app.add_option("--input", input, "join only this input's output (default: all)")->type_name("I");
   if (stage == "status") app.add_flag("--json", as_json, "as JSON");
   if (stage == "slurm") {
-    app.add_option("--gpus-per-task", gpus_per_task, "GPUs per array task (--gres=gpu:N; default 0)")->check(CLI::Range(0, 64));
-    app.add_option("SBATCH_OPTIONS", sbatch, "after --: options for every sbatch call (e.g. --partition=gpu)");
+    app.add_option("--gpus-per-task", gpus_per_task, "GPUs per array task, [0, 64] (--gres=gpu:N; default 0)")
+        ->type_name("N")
+        ->check(CLI::Range(0, 64).description(""));
+    app.add_option("SBATCH_OPTIONS", sbatch, "after --: options for every sbatch call (e.g. --partition=gpu)")
+        ->type_name("");
   }
   app.add_flag("-q,--quiet", quiet, "only errors on stderr");
   app.add_flag("-v,--verbose", verbose, "more detail on stderr");

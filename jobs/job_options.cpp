@@ -27,28 +27,40 @@ void JobFlags::add_to(CLI::App& app, bool plan) {
   plan_ = plan;
   app.add_option("--chunks", chunks_text_, "split the input into N chunks (at any frame), run in parallel with "
                                            "frames identical to one run (see `hazefree job --help`); auto: as many "
-                                           "chunks, workers and encoder threads as this machine runs fastest");
-  app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about S seconds")
-      ->check(bounds_check(Bounds::above(0)));
-  app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (any frame), e.g. 0,240,480");
+                                           "chunks, workers and encoder threads as this machine runs fastest")
+      ->type_name(plan ? "N" : "N|auto");  // job plan refuses auto (options())
+  // Each value named in --help by what it takes, as the job's help names it (kJobHelp); the bounds
+  // are said in the description (a validator's description would be appended to the name:
+  // "SECONDS:(0, inf)").
+  app.add_option("--chunk-seconds", job_.chunk_seconds, "or chunks of about this many seconds (above 0)")
+      ->type_name("SECONDS")
+      ->check(bounds_check(Bounds::above(0)).description(""));
+  app.add_option("--chunk-starts", job_.chunk_starts, "or chunks starting exactly at these frames (any frame), e.g. 0,240,480")
+      ->type_name("F,F,...");
   if (plan) return;
-  app.add_option("--gpus", job_.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...");
-  app.add_option("--workers-per-gpu", job_.workers_per_gpu, "with --chunks: workers on each GPU (default 1; auto chooses)")
-      ->check(CLI::Range(1, 64));
-  app.add_option("--workers", job_.workers, "with --chunks and no GPU: workers sharing the cores (default 2)")
-      ->check(CLI::Range(1, 1024));
+  app.add_option("--gpus", job_.gpus, "with --chunks: the GPUs whose workers run the chunks: all (default) or 0,1,...")
+      ->type_name("all|0,1,...");
+  app.add_option("--workers-per-gpu", job_.workers_per_gpu,
+                 "with --chunks: workers on each GPU, [1, 64] (default 1; auto chooses)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 64).description(""));
+  app.add_option("--workers", job_.workers, "with --chunks and no GPU: workers sharing the cores, [1, 1024] (default 2)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 1024).description(""));
   app.add_option("--job-memory", job_.memory_mb, "with --chunks: MiB of decoded frames the workers may hold so that "
                                                  "each frame is decoded once (default: half the available memory)")
-      ->check(bounds_check(Bounds::at_least(0)));
+      ->type_name("MIB")
+      ->check(bounds_check(Bounds::at_least(0)).description(""));
   app.add_option("--job-dir", job_.dir, "with --chunks: keep the job's plan, chunks and logs in this directory "
-                                        "(default: a hidden one next to OUTPUT, removed when the job succeeds)");
+                                        "(default: a hidden one next to OUTPUT, removed when the job succeeds)")
+      ->type_name("DIR");
 }
 
 JobOptions JobFlags::options() const {
   JobOptions job = job_;
   if (chunks_text_ == "auto") {
     if (plan_)
-      throw UsageError("job plan: --chunks auto chooses for this machine's workers; give --chunks N or --chunk-seconds S");
+      throw UsageError("job plan: --chunks auto chooses for this machine's workers; give --chunks N or --chunk-seconds SECONDS");
     job.auto_chunks = true;
   } else if (!chunks_text_.empty()) {
     char* end = nullptr;

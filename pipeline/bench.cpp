@@ -458,34 +458,45 @@ int bench_main(int argc, char** argv) {
   bool seed_tables = false, ahe_windows = false, raw_pipeline = false, end_to_end = false;
   std::string encoder = "libx264", preset = "veryfast", hwdec;
   std::vector<std::string> sets;
-  app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)");
-  app.add_option("--size", size, "generated frames of this size, WxH (default 1920x1080)");
+  // Each value named in --help by what it takes, as the main command's (a validator's
+  // description would be appended to the name: "N:[1, 100000]"; the bounds are said in the
+  // description instead).
+  app.add_option("--input", input, "decode this file's frames first (decode is then excluded from the timings)")
+      ->type_name("FILE");
+  app.add_option("--size", size, "generated frames of this size (default 1920x1080)")->type_name("WxH");
   app.add_option("--depth", depth,
-                 "bits per sample of the frames: 8 | 10 | 12 | 16 (default: 8 for generated frames, the "
-                 "input's own with --input, converted to this depth otherwise)")
-      ->check(CLI::IsMember({8, 10, 12, 16}));
-  app.add_option("--frames", frames, "measured frames per case (default 20)")
-      ->check(bounds_check(Bounds::closed(1, 100000)));
-  app.add_option("--warmup", warmup, "warm-up frames, not measured (default 3)")
-      ->check(bounds_check(Bounds::closed(0, 1000)));
+                 "bits per sample of the frames (default: 8 for generated frames, the input's own with --input, "
+                 "converted to this depth otherwise)")
+      ->type_name("8|10|12|16")
+      ->check(CLI::IsMember({8, 10, 12, 16}).description(""));
+  app.add_option("--frames", frames, "measured frames per case: [1, 100000] (default 20)")
+      ->type_name("N")
+      ->check(bounds_check(Bounds::closed(1, 100000)).description(""));
+  app.add_option("--warmup", warmup, "warm-up frames, not measured: [0, 1000] (default 3)")
+      ->type_name("N")
+      ->check(bounds_check(Bounds::closed(0, 1000)).description(""));
   // The processing keys' shortcuts of the main command (-m, --color, --window, --clip, --threads),
   // from the options table; they combine with -c and --set as there. -b is the benchmark's own.
   const KeyFlags key_flags(app, [](const ConfigKey& k) { return !k.modes.empty() && k.name != "backend"; });
   app.add_option("-b,--backend", backend,
-                 "all | cpu | cuda | auto (default: the configuration's backend when it names one, else all: CPU "
-                 "sequential, CPU OpenMP, CUDA)");
-  app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters");
-  app.add_option("--set", sets, "override one configuration key: key=value")->allow_extra_args(false);
-  app.add_option("--json", json_path, "also write the results as JSON to this file");
+                 "where the cases run (default: the configuration's backend when it names one, else all: CPU "
+                 "sequential, CPU OpenMP, CUDA)")
+      ->type_name("all|cpu|cuda|auto");
+  app.add_option("-c,--config", config_file, "TOML preset for the algorithm parameters")->type_name("FILE");
+  app.add_option("--set", sets, "override one configuration key: key=value")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  app.add_option("--json", json_path, "also write the results as JSON to this file")->type_name("FILE");
   app.add_option("--plot", plot_path,
                  "also draw the per-frame stage times and the atmospheric light over time into this PNG "
-                 "(scripts/plot-bench.py, python3 with matplotlib)");
+                 "(scripts/plot-bench.py, python3 with matplotlib)")
+      ->type_name("FILE");
   app.add_flag("--end-to-end", end_to_end,
                "with --input: the whole run (decode thread, backend lanes, encoder thread; the encoded "
                "stream discarded), fps and each stage's busy ms/frame");
-  app.add_option("--encoder", encoder, "encoder of --end-to-end (default libx264)");
-  app.add_option("--preset", preset, "libx264 preset of --end-to-end (default veryfast)");
-  app.add_option("--hwdec", hwdec, "decoder of --end-to-end: cuda = NVDEC");
+  app.add_option("--encoder", encoder, "encoder of --end-to-end (default libx264)")->type_name("ENCODER");
+  app.add_option("--preset", preset, "libx264 preset of --end-to-end (default veryfast)")->type_name("WORD");
+  app.add_option("--hwdec", hwdec, "decoder of --end-to-end: cuda = NVDEC")->type_name("cuda");
   app.add_flag("--pipeline", raw_pipeline,
                "raw frames host -> backend -> host: one frame at a time versus overlapped lanes, in one run");
   app.add_flag("--ahe-windows", ahe_windows, "AHE at windows 31, 63, 127, 255, 511 (the Panconi sweep)");

@@ -35,6 +35,7 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
   spec.bounds = bounds;
   if (unset_allowed) spec.choices = {"none"};
   spec.help += "; seconds or [HH:]MM:SS[.frac]";
+  spec.value_name = "TIME";
   return Rows::custom(
       spec,
       [unset_allowed, access](const KeySpec& spec, RunOptions& o, const std::string& v) {
@@ -51,6 +52,25 @@ ConfigKey time_key(KeySpec spec, Bounds bounds, bool unset_allowed, Access acces
         const double v = access(o);
         return v == RunOptions::kNone ? toml_string("none") : fmt::format("{}", v);
       });
+}
+
+// A demuxer option of raw input or a camera (input.format, input.size, input.framerate,
+// input.pixel_format), checked by FFmpeg's own parser as it is set (`valid`, empty allowed): a
+// value FFmpeg refuses is a usage error naming the option as given on the command line, its key
+// and `cause` ("-pixel_format bogus (input.pixel_format): no such pixel format ..."), not the
+// input's failure to open.
+template <typename Access>
+ConfigKey demuxer_option_key(KeySpec spec, std::string accepted, std::string spelling,
+                             bool (*valid)(const std::string&), std::string cause, Access access) {
+  spec.accepted = std::move(accepted);
+  return Rows::custom(
+      spec,
+      [spelling, valid, cause, access](const KeySpec& spec, RunOptions& o, const std::string& v) {
+        if (!v.empty() && !valid(v))
+          throw KeyError(spec.name, fmt::format("{} {} ({}): {}", spelling, v, spec.name, cause));
+        access(o) = v;
+      },
+      [access](const RunOptions& o) { return toml_string(access(o)); });
 }
 
 // One value of output.encoder_options.
@@ -101,7 +121,7 @@ std::vector<ConfigKey> processing_and_run_keys() {
                                  "write one JSON line per frame to this file: frame, pts_time, haze_index, omega, "
                                  "atmospheric_light (DCP's figures; null in other modes); - or pipe:1 for stdout, "
                                  "pipe:2 for stderr",
-                                 K::text, "--stats"),
+                                 K::text, "--stats", "FILE"),
                          "a file name", [](auto& o) -> auto& { return o.stats_path; }));
   for (const ProcessingKey& p : processing_keys())
     if (in_section(p)) k.push_back(Rows::of_part(p, processing));
@@ -123,17 +143,25 @@ std::vector<ConfigKey> input_keys() {
   k.push_back(time_key(spec_of("input.to", "stop at this position of the input (ffmpeg's -to); none = the end",
                                K::number, "--to"),
                        Bounds::above(0), true, [](auto& o) -> auto& { return o.trim_to; }));
-  k.push_back(Rows::text(spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe",
-                                 K::text, "--input-format"),
-                         "a demuxer name", [](auto& o) -> auto& { return o.input_options.format; }));
-  k.push_back(Rows::text(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH",
-                         [](auto& o) -> auto& { return o.input_size; }));
-  k.push_back(Rows::text(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
-                         "a rate such as 25 or 30000/1001", [](auto& o) -> auto& { return o.input_rate; }));
-  k.push_back(Rows::text(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)", K::text),
-                         "an FFmpeg pixel format", [](auto& o) -> auto& { return o.input_pixel_format; }));
+  k.push_back(demuxer_option_key(
+      spec_of("input.format", "force the input format (v4l2, rawvideo, yuv4mpegpipe, ...); empty = probe", K::text,
+              "--input-format", "FORMAT"),
+      "a demuxer name", "--input-format", io::is_input_format, "no such input format (ffmpeg -demuxers lists them)",
+      [](auto& o) -> auto& { return o.input_options.format; }));
+  k.push_back(demuxer_option_key(spec_of("input.size", "frame size of raw input, WxH", K::text), "WxH", "-video_size",
+                                 io::is_video_size, "not a frame size (WxH, both sides above 0, or a name such as hd720)",
+                                 [](auto& o) -> auto& { return o.input_size; }));
+  k.push_back(demuxer_option_key(spec_of("input.framerate", "frame rate of raw input or of a camera", K::text),
+                                 "a rate such as 25 or 30000/1001", "-framerate", io::is_frame_rate,
+                                 "not a frame rate above 0 (25, 30000/1001, ntsc, ...)",
+                                 [](auto& o) -> auto& { return o.input_rate; }));
+  k.push_back(demuxer_option_key(spec_of("input.pixel_format", "pixel format of raw input or of a camera (e.g. yuv420p)",
+                                         K::text),
+                                 "an FFmpeg pixel format", "-pixel_format", io::is_pixel_format,
+                                 "no such pixel format (ffmpeg -pix_fmts lists them)",
+                                 [](auto& o) -> auto& { return o.input_pixel_format; }));
   k.push_back(Rows::text(spec_of("input.hwdec", "decode on the GPU and keep the pictures there: cuda (NVDEC); empty = on the CPU",
-                                 K::text, "--hwdec"),
+                                 K::text, "--hwdec", "cuda"),
                          "cuda or empty", [](auto& o) -> auto& { return o.input_options.hwdec; }));
   k.push_back(Rows::number<int>(spec_of("input.threads", "decoder threads (0 = automatic)", K::integer),
                                 Bounds::closed(0, 256), [](auto& o) -> auto& { return o.input_options.decoder_threads; }));
@@ -167,6 +195,7 @@ ConfigKey output_depth_key(KeySpec spec) {
 // output.encoder_options: a table of the encoder's private options (see OptionRow::table).
 ConfigKey encoder_options_key(KeySpec spec) {
   spec.accepted = "key=value (repeatable), or a table";
+  spec.value_name = "KEY=VALUE";
   ConfigKey row = Rows::custom(
       spec,
       [](const KeySpec& spec, RunOptions& o, const std::string& v) {
@@ -187,12 +216,12 @@ std::vector<ConfigKey> output_keys() {
   using K = ConfigKind;
   std::vector<ConfigKey> k;
   k.push_back(Rows::text(spec_of("output.format", "force the output container; empty = from the name (y4m on a pipe)",
-                                 K::text, "-f,--format"),
+                                 K::text, "-f,--format", "FORMAT"),
                          "a muxer name", [](auto& o) -> auto& { return o.output_options.format; }));
   k.push_back(Rows::text(spec_of("output.encoder",
                                  "video encoder; empty = libx264 for video files, the container's own for y4m, images, "
                                  "GIF, WebP or Ogg",
-                                 K::text, "--encoder"),
+                                 K::text, "--encoder", "ENCODER"),
                          "an FFmpeg encoder name", [](auto& o) -> auto& { return o.output_options.encoder; }));
   k.push_back(output_depth_key(spec_of("output.depth",
                                         "bits per sample of the output (auto: the input's own); frames are converted "
@@ -202,7 +231,7 @@ std::vector<ConfigKey> output_keys() {
   k.push_back(Rows::number<int>(spec_of("output.crf", "constant rate factor of libx264/libx265 (lower = better quality)",
                                         K::integer, "--crf"),
                                 Bounds::closed(0, 51), [](auto& o) -> auto& { return o.output_options.crf; }));
-  k.push_back(Rows::text(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset"), "ultrafast ... veryslow",
+  k.push_back(Rows::text(spec_of("output.preset", "libx264/libx265 preset", K::text, "--preset", "WORD"), "ultrafast ... veryslow",
                          [](auto& o) -> auto& { return o.output_options.preset; }));
   k.push_back(Rows::number<std::int64_t>(
       spec_of("output.frames", "write at most this many frames (ffmpeg's -frames:v); 0 = all", K::integer,
@@ -210,12 +239,12 @@ std::vector<ConfigKey> output_keys() {
       Bounds::at_least(0), [](auto& o) -> auto& { return o.max_frames; }));
   k.push_back(Rows::text(spec_of("output.bitrate", "target video bitrate (ffmpeg's -b:v), e.g. 4M or 2500k; empty = "
                                                    "the encoder's rate control (crf for libx264/libx265)",
-                                 K::text, "--bitrate"),
+                                 K::text, "--bitrate", "RATE"),
                          "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bitrate; }));
   k.push_back(Rows::text(spec_of("output.maxrate", "largest bitrate (VBV, with output.bufsize), e.g. 5M", K::text,
-                                 "--maxrate"),
+                                 "--maxrate", "RATE"),
                          "bits per second, k and M suffixes", [](auto& o) -> auto& { return o.output_options.maxrate; }));
-  k.push_back(Rows::text(spec_of("output.bufsize", "rate-control buffer size (VBV), e.g. 10M", K::text, "--bufsize"),
+  k.push_back(Rows::text(spec_of("output.bufsize", "rate-control buffer size (VBV), e.g. 10M", K::text, "--bufsize", "SIZE"),
                          "bits, k and M suffixes", [](auto& o) -> auto& { return o.output_options.bufsize; }));
   k.push_back(Rows::number<int>(spec_of("output.keyint",
                                         "largest distance between keyframes, in frames (ffmpeg's -g); 0 = the encoder's "
@@ -224,15 +253,15 @@ std::vector<ConfigKey> output_keys() {
                                 Bounds::closed(0, 100000), [](auto& o) -> auto& { return o.output_options.keyint; }));
   k.push_back(Rows::text(spec_of("output.profile", "encoder profile (high, main, main10, ...); empty = the encoder's "
                                                    "choice",
-                                 K::text, "--profile"),
+                                 K::text, "--profile", "WORD"),
                          "a profile of the encoder", [](auto& o) -> auto& { return o.output_options.profile; }));
   k.push_back(Rows::text(spec_of("output.tune", "encoder tuning (film, grain, animation, ...); empty = none", K::text,
-                                 "--tune"),
+                                 "--tune", "WORD"),
                          "a tune of the encoder", [](auto& o) -> auto& { return o.output_options.tune; }));
   k.push_back(Rows::text(spec_of("output.pix_fmt",
                                  "the encoder's pixel format (ffmpeg's -pix_fmt: yuv444p, yuv420p10le, ...), converted "
                                  "to from the frames; it must hold their depth; empty = the nearest the encoder takes",
-                                 K::text, "--pix-fmt"),
+                                 K::text, "--pix-fmt", "FORMAT"),
                          "an FFmpeg pixel format the encoder takes",
                          [](auto& o) -> auto& { return o.output_options.pixel_format; }));
   k.push_back(encoder_options_key(spec_of("output.encoder_options",
@@ -751,15 +780,18 @@ void KeyFlags::add(CLI::App& app, const std::function<bool(const ConfigKey&)>& w
       flag->option = app.add_flag(key.flag, flag->on, fmt::format("{} (key {})", key.help, key.name));
     } else if (key.table) {
       flag->option = app.add_option(key.flag, flag->values, fmt::format("{}: {} (key {})", key.help, key.accepted, key.name))
-                         ->allow_extra_args(false);
+                         ->allow_extra_args(false)
+                         ->type_name(value_name(key));
     } else {
       std::string text = default_text(key);
       if (text.size() >= 2 && text.front() == '"') text = text.substr(1, text.size() - 2);
-      const std::string accepted = key.kind == ConfigKind::choice ? fmt::format("{}", fmt::join(key.choices, " | "))
-                                                                   : key.range;
+      // A choice's values are the flag's value name (--mode dcp|he|ahe); other keys' ranges are
+      // said after the help.
+      const std::string accepted = key.kind == ConfigKind::choice ? "" : ": " + key.range;
       flag->option = app.add_option(key.flag, flag->value,
-                                    fmt::format("{}: {} (default {}; key {})", key.help, accepted,
-                                                text.empty() ? "empty" : text, key.name));
+                                    fmt::format("{}{} (default {}; key {})", key.help, accepted,
+                                                text.empty() ? "empty" : text, key.name))
+                         ->type_name(value_name(key));
     }
     if (!group.empty()) flag->option->group(group);
     flags_.push_back(std::move(flag));
@@ -968,10 +1000,12 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
   // groups in the order their first option was added).
   std::vector<std::string> files;
   if (positionals) {
-    app.add_option("DIR INPUT OUTPUT", files, "the job's directory, then INPUT OUTPUT pairs");
+    app.add_option("DIR INPUT OUTPUT", files, "the job's directory, then INPUT OUTPUT pairs")->type_name("");
   } else {
-    app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image");
-    app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image");
+    // Positionals are named by what they are; their descriptions say what each takes.
+    app.add_option("INPUT", input, "path, URL (rtsp://, udp://, ...), '-' for stdin, /dev/videoN, or a still image")
+        ->type_name("");
+    app.add_option("OUTPUT", output, "path, URL, '-' for stdout (y4m by default), or a still image")->type_name("");
   }
   auto section = [](const ConfigKey& k, const char* prefix) { return k.name.rfind(prefix, 0) == 0; };
   KeyFlags key_flags;
@@ -991,22 +1025,27 @@ bool parse_command_line(int argc, char** argv, RunOptions& options, std::string&
     add_flags(app);
   }
   app.option_defaults()->group("Other");
-  app.add_option("-c,--config", config_file, "TOML preset (see configs/)");
-  app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")->allow_extra_args(false);
+  app.add_option("-c,--config", config_file, "TOML preset (see configs/)")->type_name("FILE");
+  app.add_option("--set", sets, "override one configuration key: key=value (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
   app.add_flag("--print-config", print_config, "print the effective configuration and exit");
   app.add_flag("-q,--quiet", quiet, "errors only: no progress line, summary or warnings");
   app.add_flag("-v,--verbose", verbose, "more detail on stderr, FFmpeg's own messages too");
   app.add_option("--loglevel", log_level,
                  "ffmpeg's -loglevel/-v LEVEL: quiet, panic, fatal or error are -q; warning or info the "
-                 "default; verbose, debug or trace are -v");
+                 "default; verbose, debug or trace are -v")
+      ->type_name("LEVEL");
   app.add_flag("--progress-line", progress_line, "the progress line even with -q (ffmpeg's -stats)");
   app.add_flag("--no-progress-line", no_progress_line, "no progress line (ffmpeg's -nostats)");
   app.add_option("--progress-period", progress_period,
                  "seconds between progress lines and reports (ffmpeg's -stats_period; default 0.5 on a terminal "
-                 "and for --progress, 5 otherwise)");
+                 "and for --progress, 5 otherwise)")
+      ->type_name("SECONDS");
   app.add_option("--progress", options.progress.url,
                  "ffmpeg's -progress URL: key=value blocks (frame, fps, out_time_us, speed, ...) ending in "
-                 "progress=continue, the last progress=end, to pipe:1, pipe:2 or a file");
+                 "progress=continue, the last progress=end, to pipe:1, pipe:2 or a file")
+      ->type_name("URL");
   app.set_help_flag("-h,--help", "print this help and exit");
   app.set_version_flag("--version", std::string("hazefree ") + HAZEFREE_VERSION);
 

@@ -235,11 +235,16 @@ class Pipeline {
     expected_frames_ = video.frame_count;
     if (options.verbose) {
       const auto ms = [](auto from, auto to) { return std::chrono::duration<double, std::milli>(to - from).count(); };
-      fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}, {} lanes, set-up {:.0f} ms "
+      // The lanes where frames overlap (the CUDA backend's streams); a backend that has them,
+      // left unused by --side-by-side, works one frame at a time; the CPU backend has none.
+      const std::string lanes = lanes_ > 0 ? fmt::format(", {} lane{}", lanes_, lanes_ == 1 ? "" : "s")
+                                : processor_->lanes() > 0 ? ", one frame at a time (--side-by-side)"
+                                                          : "";
+      fmt::print(stderr, "hazefree: {} {}x{} {} ({}, processed as {}) -> {} on {}{}, set-up {:.0f} ms "
                          "(input and backend {:.0f}, frame buffers {:.0f}, encoder {:.0f}){}\n",
                  io::redact_urls(options.input), video.width, video.height, video.codec_name, video.source_pixel_format,
                  format_name(format, video.depth), io::redact_urls(options.output),
-                 processor_->description(), lanes_, ms(created_, std::chrono::steady_clock::now()), ms(created_, opened),
+                 processor_->description(), lanes, ms(created_, std::chrono::steady_clock::now()), ms(created_, opened),
                  ms(opened, pooled), ms(pooled, encoder_opened),
                  read_ahead_.empty() ? "" : fmt::format("; {} frames decoded meanwhile", std::count_if(read_ahead_.begin(), read_ahead_.end(), is_frame)));
     }

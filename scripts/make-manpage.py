@@ -20,6 +20,19 @@ def roff(text):
     return "\n".join(("\\&" + line) if line[:1] in (".", "'") else line for line in text.split("\n"))
 
 
+DESCRIPTION_COLUMN = 28  # where --help starts an option's description (kHelpColumn)
+
+
+def option_line(line):
+    """An option's first line of --help -> (its names with the value's name, its description): the
+    description starts at DESCRIPTION_COLUMN, after one space only where the names fill the column
+    ("--progress-period SECONDS seconds between ..."), or on the next line after longer names."""
+    if len(line) > DESCRIPTION_COLUMN and line[DESCRIPTION_COLUMN - 1] == " " and line[DESCRIPTION_COLUMN] != " ":
+        return line[:DESCRIPTION_COLUMN].strip(), line[DESCRIPTION_COLUMN:].strip()
+    name, _, description = line.strip().partition("  ")
+    return name.strip(), description.strip()
+
+
 def options_section(help_text):
     """The program's --help (wrapped at 80 columns, descriptions from column 28) as roff: a
     subsection per group, a tagged paragraph per option (man fills it to the reader's width),
@@ -49,8 +62,8 @@ def options_section(help_text):
             continue
         if line.startswith("  "):
             flush()
-            name, _, description = line.strip().partition("  ")
-            current = (name.strip(), [description.strip()] if description.strip() else [])
+            name, description = option_line(line)
+            current = (name, [description] if description else [])
             continue
         flush()
         if footer and not footer[-1][-1].endswith("."):

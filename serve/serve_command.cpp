@@ -79,9 +79,12 @@ int serve_main(int argc, char** argv) {
   app.footer("Exit status: 1 address in use, 2 bad usage or configuration, 130 stopped by SIGINT/SIGTERM.\n");
   std::string config_path, listen;
   app.add_option("CONFIG", config_path, "the service's TOML file: [server] and one [[stream]] per camera")
-      ->required();
-  app.add_option("--listen", listen, "ADDR:PORT to serve HTTP on (default [server] listen, else 127.0.0.1:8080); "
-                                     "another address than loopback needs a token");
+      ->required()
+      ->type_name("");
+  app.add_option("--listen", listen,
+                 "the address and port to serve HTTP on (default [server] listen, else 127.0.0.1:8080); another "
+                 "address than loopback needs a token")
+      ->type_name("ADDR:PORT");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "FFmpeg's and the encoders' own lines on stderr too (URL secrets hidden)");
   try {

@@ -172,6 +172,41 @@ TEST_CASE("cli: failures give one line naming the input and a non-zero status") 
   }
 }
 
+TEST_CASE("cli: a raw input's bad -pixel_format or -framerate or -video_size is one line with status 2 and no file") {
+  const std::string dir = test::temp_dir("cli-raw-input");
+  const std::string raw = dir + "/in.yuv";
+  std::ofstream(raw, std::ios::binary) << std::string(64 * 48 * 3 / 2 * 3, '\x80');  // three grey 64x48 I420 frames
+  const std::string out = dir + "/out.mkv";
+  struct Case {
+    std::string options, line;
+  };
+  for (const Case& c :
+       {Case{"-video_size 64x48 -pixel_format bogus",
+             "hazefree: -pixel_format bogus (input.pixel_format): no such pixel format (ffmpeg -pix_fmts lists them)"},
+        Case{"-video_size 64x48 -framerate abc",
+             "hazefree: -framerate abc (input.framerate): not a frame rate above 0 (25, 30000/1001, ntsc, ...)"},
+        Case{"-video_size 64x",
+             "hazefree: -video_size 64x (input.size): not a frame size (WxH, both sides above 0, or a name such as "
+             "hd720)"}}) {
+    CAPTURE(c.options);
+    const test::CommandResult r = test::run_hazefree("-b cpu -f rawvideo " + c.options + " -i " + q(raw) + " " + q(out));
+    CHECK(r.status == 2);
+    CHECK(test::lines_of(r.err) == std::vector<std::string>{c.line});
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  const test::CommandResult bad_format = test::run_hazefree("-b cpu -f rawvdeo -i " + q(raw) + " " + q(out));
+  CHECK(bad_format.status == 2);
+  CHECK(test::lines_of(bad_format.err) ==
+        std::vector<std::string>{
+            "hazefree: --input-format rawvdeo (input.format): no such input format (ffmpeg -demuxers lists them)"});
+  // The same options with values FFmpeg takes read the three frames.
+  const test::CommandResult good = test::run_hazefree("-q -b cpu -f rawvideo -video_size 64x48 -framerate 30000/1001 "
+                                                      "-pixel_format yuv420p -i " + q(raw) + " " + q(out));
+  INFO(good.err);
+  CHECK(good.status == 0);
+  CHECK(test::probe_media(out).video_frames == 3);
+}
+
 TEST_CASE("cli: a job flag's open-ended range and a preset's bad value are one readable line with status 2") {
   const std::string dir = test::temp_dir("cli-readable-ranges");
   const std::string in = q(test::sample_path("hazy-street.mp4")), out = q(dir + "/o.mp4");

@@ -248,4 +248,68 @@ TEST_CASE("help: the options in groups, in the order an ffmpeg user reads them, 
   CHECK(job.out.find("hazefree job plan DIR INPUT OUTPUT") != std::string::npos);
 }
 
+namespace {
+
+// The names column of each option in a --help ("--start TIME", "-m,--mode dcp|he|ahe"): the
+// option lines' text before the description column (where -h,--help's description starts); names
+// that fill it stand before one space, longer ones on a line of their own.
+std::vector<std::string> option_names(const std::string& help) {
+  const std::vector<std::string> lines = lines_of(help);
+  std::size_t column = 0;
+  for (const std::string& line : lines)
+    if (line.rfind("  -h,--help ", 0) == 0) column = line.find_first_not_of(' ', 11);
+  REQUIRE(column != std::string::npos);
+  REQUIRE(column > 0);
+  std::vector<std::string> names;
+  for (const std::string& line : lines) {
+    if (line.rfind("  ", 0) != 0 || line.rfind("        ", 0) == 0) continue;
+    const bool described = line.size() > column && line[column - 1] == ' ' && line[column] != ' ';
+    std::string name = line.substr(2, described ? column - 2 : std::string::npos);
+    name.erase(name.find_last_not_of(' ') + 1);
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("help: each option names what its value takes in every command's help and none says TEXT") {
+  struct Help {
+    std::string command;
+    std::vector<std::string> names;  // some of the options, each with its value's name
+  };
+  for (const Help& h :
+       {Help{"--help",
+             {"--start TIME", "-t,--duration TIME", "--input-format FORMAT", "--hwdec cuda", "-m,--mode dcp|he|ahe",
+              "--color luma|rgb|grey|rgb-bits", "-b,--backend auto|cuda|cpu", "--threads N", "--stats FILE",
+              "--window N", "--clip X", "-f,--format FORMAT", "--encoder ENCODER", "--output-depth auto|8|10|12|16",
+              "--crf N", "--preset WORD", "--bitrate RATE", "--bufsize SIZE", "--pix-fmt FORMAT",
+              "--encoder-opt KEY=VALUE ...", "--chunks N|auto", "--chunk-seconds SECONDS", "--chunk-starts F,F,...",
+              "--gpus all|0,1,...", "--workers N", "--job-memory MIB", "--job-dir DIR", "-c,--config FILE",
+              "--set KEY=VALUE ...", "--loglevel LEVEL", "--progress-period SECONDS", "--progress URL", "INPUT",
+              "OUTPUT", "--live", "-y"}},
+        Help{"job plan --help", {"DIR INPUT OUTPUT ...", "--chunks N", "--chunk-seconds SECONDS", "--window N"}},
+        Help{"job render --help", {"DIR REQUIRED", "--chunk K"}},
+        Help{"job join --help", {"--input I"}},
+        Help{"job slurm --help", {"--gpus-per-task N", "SBATCH_OPTIONS ..."}},
+        Help{"bench --help",
+             {"--input FILE", "--size WxH", "--depth 8|10|12|16", "--frames N", "--warmup N", "--threads N",
+              "-b,--backend all|cpu|cuda|auto", "--set KEY=VALUE ...", "--json FILE", "--plot FILE",
+              "--encoder ENCODER", "--preset WORD", "--hwdec cuda"}},
+        Help{"serve --help", {"CONFIG REQUIRED", "--listen ADDR:PORT"}}}) {
+    CAPTURE(h.command);
+    const CommandResult r = run_hazefree(h.command);
+    REQUIRE(r.status == 0);
+    const std::vector<std::string> names = option_names(r.out);
+    for (const std::string& name : h.names)
+      CHECK_MESSAGE(std::find(names.begin(), names.end(), name) != names.end(), name);
+    // CLI11's names of the C++ types (and a validator's range glued to them) are gone.
+    for (const std::string& name : names) {
+      CAPTURE(name);
+      for (const char* type : {" TEXT", " INT", " UINT", " FLOAT", ":[", ":(", ":{"})
+        CHECK(name.find(type) == std::string::npos);
+    }
+  }
+}
+
 }  // namespace hazefree::test

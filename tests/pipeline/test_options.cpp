@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "pipeline/options.hpp"
 #include "support/test_support.hpp"
@@ -183,6 +184,42 @@ TEST_CASE("options: malformed values, unknown keys and unknown names are refused
   CHECK(usage_error({"--set", "omega=0.8", "in", "out"}) ==
         "unknown configuration key 'omega'; did you mean dcp.omega? (--print-config lists the keys)");
   CHECK(usage_error({"--set", "ahe.windo=5", "in", "out"}).find("did you mean ahe.window?") != std::string::npos);
+}
+
+TEST_CASE("options: raw input's -video_size -framerate -pixel_format and -f are checked as given and named in one line") {
+  const auto raw = [](const std::string& option, const std::string& value) {
+    return usage_error({"-f", "rawvideo", option, value, "-i", "in.yuv", "out.mkv"});
+  };
+  CHECK(raw("-pixel_format", "bogus") ==
+        "-pixel_format bogus (input.pixel_format): no such pixel format (ffmpeg -pix_fmts lists them)");
+  for (const char* rate : {"abc", "0", "-5", "25/0"}) {
+    CAPTURE(rate);
+    CHECK(raw("-framerate", rate) ==
+          fmt::format("-framerate {} (input.framerate): not a frame rate above 0 (25, 30000/1001, ntsc, ...)", rate));
+  }
+  for (const char* size : {"bogus", "64x", "0x0", "64x-48", "12"}) {
+    CAPTURE(size);
+    CHECK(raw("-video_size", size) ==
+          fmt::format("-video_size {} (input.size): not a frame size (WxH, both sides above 0, or a name such as hd720)",
+                      size));
+  }
+  CHECK(usage_error({"-f", "bogus", "-i", "in", "out"}) ==
+        "--input-format bogus (input.format): no such input format (ffmpeg -demuxers lists them)");
+  // The same words through --set and a preset (which names its file).
+  CHECK(usage_error({"--set", "input.framerate=abc", "in", "out"}).rfind("-framerate abc (input.framerate): ", 0) == 0);
+  const std::string preset = write_file("raw.toml", "[input]\npixel_format = \"yuv42p\"\n");
+  CHECK(usage_error({"-c", preset, "in", "out"}) ==
+        preset + ": -pixel_format yuv42p (input.pixel_format): no such pixel format (ffmpeg -pix_fmts lists them)");
+  // What FFmpeg takes is taken, as given: names, fractions, formats above 8 bits, a device.
+  const RunOptions o = parse({"-f", "rawvideo", "-video_size", "hd720", "-framerate", "ntsc", "-pixel_format",
+                              "yuv420p10le", "-i", "in.yuv", "out.mkv"});
+  CHECK(o.input_options.format == "rawvideo");
+  CHECK(o.input_options.format_options.at("video_size") == "hd720");
+  CHECK(o.input_options.format_options.at("framerate") == "ntsc");
+  CHECK(o.input_options.format_options.at("pixel_format") == "yuv420p10le");
+  CHECK(parse({"-video_size", "640x480", "-framerate", "30000/1001", "--input-format", "v4l2", "/dev/video0", "o.mkv"})
+            .input_options.format_options.at("framerate") == "30000/1001");
+  CHECK(parse({"--set", "input.size=", "in", "out"}).input_options.format_options.count("video_size") == 0);
 }
 
 TEST_CASE("options: config file errors name the file and the key or the line") {

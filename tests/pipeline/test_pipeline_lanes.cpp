@@ -3,13 +3,18 @@
 // output order, frame count, packets and pixels must be those of the one-frame-at-a-time run.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -130,6 +135,82 @@ TEST_CASE("pipeline lanes: overlapped frames give the one-at-a-time output, in o
     CHECK(max_in_flight <= lanes);
     CHECK(frames_of(overlapped.output) == frames_of(serial.output));
   }
+}
+
+namespace {
+
+// Stderr into a file for as long as it lives (the run's -v set-up line).
+class StderrToFile {
+ public:
+  explicit StderrToFile(const std::string& path) : saved_(dup(STDERR_FILENO)), file_(std::fopen(path.c_str(), "w")) {
+    REQUIRE(file_);
+    std::fflush(stderr);
+    dup2(fileno(file_), STDERR_FILENO);
+  }
+  ~StderrToFile() {
+    std::fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    std::fclose(file_);
+  }
+  StderrToFile(const StderrToFile&) = delete;
+  StderrToFile& operator=(const StderrToFile&) = delete;
+
+ private:
+  int saved_;
+  std::FILE* file_;
+};
+
+// What a run printed on stderr, through the file `path`.
+std::string stderr_of_run(const RunOptions& options, std::unique_ptr<FrameProcessor> processor, const std::string& path) {
+  {
+    StderrToFile capture(path);
+    run_pipeline(options, std::move(processor));
+  }
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("pipeline lanes: the -v set-up line counts the lanes where frames overlap and names none on the CPU backend") {
+  const std::string dir = test::temp_dir("pipeline-verbose");
+  auto verbose = [&dir](const std::string& name, bool side_by_side) {
+    RunOptions o;
+    o.input = test::sample_path("hazy-street.mp4");
+    o.output = dir + "/" + name + ".mkv";
+    o.processing = DeferredLanes::config();
+    o.side_by_side = side_by_side;
+    o.max_frames = 5;
+    o.quiet = true;
+    o.verbose = true;
+    o.output_options.encoder = "ffv1";
+    finalize_options(o);
+    return o;
+  };
+  int unused = 0;
+  // The CPU backend has no lanes: the line names it and says nothing of lanes ("0 lanes" before).
+  const std::string cpu = stderr_of_run(verbose("cpu", false), make_cpu_processor(DeferredLanes::config()),
+                                        dir + "/cpu.log");
+  INFO(cpu);
+  CHECK(cpu.find(" on cpu (") != std::string::npos);
+  CHECK(cpu.find("lane") == std::string::npos);
+  CHECK(cpu.find("set-up") != std::string::npos);
+  // A backend with lanes (the CUDA streams): how many the frames overlap on.
+  const std::string two = stderr_of_run(verbose("two", false), std::make_unique<DeferredLanes>(2, &unused),
+                                        dir + "/two.log");
+  INFO(two);
+  CHECK(two.find(" on deferred lanes, 2 lanes, set-up") != std::string::npos);
+  const std::string one = stderr_of_run(verbose("one", false), std::make_unique<DeferredLanes>(1, &unused),
+                                        dir + "/one.log");
+  INFO(one);
+  CHECK(one.find(" on deferred lanes, 1 lane, set-up") != std::string::npos);
+  // Side by side composes each frame on the host: the lanes stay unused, and the line says so.
+  const std::string side = stderr_of_run(verbose("side", true), std::make_unique<DeferredLanes>(2, &unused),
+                                         dir + "/side.log");
+  INFO(side);
+  CHECK(side.find(" on deferred lanes, one frame at a time (--side-by-side), set-up") != std::string::npos);
 }
 
 TEST_CASE("pipeline lanes: a device fault mid-stream ends the run with its message and no output") {
