@@ -856,6 +856,8 @@ bool is_network_or_camera(const InputOptions& options) {
 int MediaReader::decode_errors() const { return impl_->decode_errors; }
 std::int64_t MediaReader::pictures_dropped() const { return impl_->pictures_dropped; }
 
+std::int64_t MediaReader::delivered_pts(std::int64_t input_pts) const { return impl_->span.on_span_clock(input_pts, true); }
+
 const std::vector<int>& MediaReader::copied_stream_indices() const { return impl_->copied_streams; }
 
 AVFormatContext* MediaReader::format_context() const { return impl_->demuxer.get(); }
