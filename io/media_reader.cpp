@@ -178,7 +178,7 @@ struct MediaReader::Impl {
   MediaReader::Item advance();
   int receive_picture();
   std::optional<MediaReader::Item> take_picture();
-  MediaReader::Item end_of_pictures();
+  std::optional<MediaReader::Item> end_of_pictures();
   std::optional<MediaReader::Item> read_packet();
   std::optional<MediaReader::Item> copy_packet();
   void note_decode_error(int error);
@@ -578,12 +578,18 @@ MediaReader::Item MediaReader::Impl::advance() {
       if (const std::optional<Item> item = take_picture()) return *item;
       continue;
     }
-    if (result == AVERROR_EOF) return end_of_pictures();
+    if (result == AVERROR_EOF) {
+      if (const std::optional<Item> item = end_of_pictures()) return *item;
+      continue;
+    }
     if (result != AVERROR(EAGAIN)) {
       note_decode_error(result);
       continue;
     }
-    if (demuxer_done) return end_of_pictures();  // a flushed decoder never asks for more input; be safe anyway
+    if (demuxer_done) {  // a flushed decoder never asks for more input; be safe anyway
+      if (const std::optional<Item> item = end_of_pictures()) return *item;
+      continue;
+    }
     if (const std::optional<Item> item = read_packet()) return *item;
   }
 }
@@ -623,8 +629,16 @@ std::optional<MediaReader::Item> MediaReader::Impl::take_picture() {
 }
 
 // The decoder has no more pictures: the packets the span still held back go out (the input
-// ended inside the span), then the end.
-MediaReader::Item MediaReader::Impl::end_of_pictures() {
+// ended inside the span), then the end. Where -ss's seek landed past the last keyframe before
+// the span, no picture came after it: the span seeks again from further back (nothing then).
+std::optional<MediaReader::Item> MediaReader::Impl::end_of_pictures() {
+  if (span.no_picture_after_seek(connection == 0)) {
+    avcodec_flush_buffers(decoder.get());
+    early_packets.clear();
+    demuxer_done = false;
+    span.seek_back(*demuxer);
+    return std::nullopt;
+  }
   decoder_done = true;
   span.release_all(early_packets);
   return Item::end;
@@ -858,6 +872,8 @@ bool is_network_or_camera(const InputOptions& options) {
 
 int MediaReader::decode_errors() const { return impl_->decode_errors; }
 std::int64_t MediaReader::pictures_dropped() const { return impl_->pictures_dropped; }
+
+std::int64_t MediaReader::delivered_pts(std::int64_t input_pts) const { return impl_->span.on_span_clock(input_pts, true); }
 
 const std::vector<int>& MediaReader::copied_stream_indices() const { return impl_->copied_streams; }
 

@@ -215,6 +215,9 @@ class MediaReader {
   int decode_errors() const;
   // Pictures decoded, then dropped before the span (-ss) or a job's chunk (its pre-roll).
   std::int64_t pictures_dropped() const;
+  // A presentation time of the input's video on its own clock (VideoInfo::time_base), moved to
+  // the clock that frame() gives the first connection's pictures on (the span's, after -ss).
+  std::int64_t delivered_pts(std::int64_t input_pts) const;
   // Input streams other than the chosen video stream, copied packet for packet.
   const std::vector<int>& copied_stream_indices() const;
   // For the writer (same layer): the demuxer context, the chosen video stream index.

@@ -56,7 +56,15 @@ void SpanFilter::seek_to(AVFormatContext& demuxer, std::int64_t target_us) {
 
 void SpanFilter::seek_back(AVFormatContext& demuxer) {
   std::fill(stream_ended_.begin(), stream_ended_.end(), false);
-  seek_to(demuxer, std::max(start_time_us_, seek_us_ - std::max<std::int64_t>(1000000, 2 * (origin_us_ - seek_us_))));
+  const std::int64_t target = seek_us_ - std::max<std::int64_t>(1000000, 2 * (origin_us_ - seek_us_));
+  if (target > start_time_us_) return seek_to(demuxer, target);
+  // The input's first packet, not its start time: a seek to the start time lands past the first
+  // keyframe where the decoding times come before it (B-frames: an MPEG-TS seeks by dts, and the
+  // first video dts lies before its start time), and decoding would start a GOP later.
+  seek_us_ = start_time_us_;
+  seek_checked_ = false;
+  const int result = avformat_seek_file(&demuxer, -1, INT64_MIN, INT64_MIN, INT64_MIN, 0);
+  if (result < 0) throw_io(name_, fmt::format("cannot seek to -ss {}", trim_.start_seconds), result);
 }
 
 SpanFilter::PictureVerdict SpanFilter::judge_picture(std::int64_t pts, bool first_connection,

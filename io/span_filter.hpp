@@ -44,9 +44,15 @@ class SpanFilter {
   // A decoded picture by its best-effort timestamp. Packets held back for --frames that now lie
   // before the span's last picture move to the end of `released`, in order.
   PictureVerdict judge_picture(std::int64_t pts, bool first_connection, std::deque<Packet>& released);
-  // After PictureVerdict::seek_back, the caller's decoder flushed: seeks twice as far back as the
-  // last time (1 s first), down to the input's start.
+  // After PictureVerdict::seek_back or no_picture_after_seek(), the caller's decoder flushed:
+  // seeks twice as far back as the last time (1 s first), down to the input's first packet.
   void seek_back(AVFormatContext& demuxer);
+  // The input ended before a picture came after -ss's seek, which can land past the last
+  // keyframe before the span (an MPEG-TS seeks by decoding time, not to a keyframe): the caller
+  // flushes its decoder and calls seek_back().
+  bool no_picture_after_seek(bool first_connection) const {
+    return active_ && first_connection && !seek_checked_ && seek_us_ > start_time_us_;
+  }
   // The pictures are past the span (they are then dropped undecoded).
   bool video_ended() const { return video_ended_; }
   // A video packet of a job's chunk that comes before the chunk's keyframe in decode order.

@@ -264,6 +264,10 @@ RunOptions chunk_render_options(const std::string& dir, const Plan& plan, int ta
   chunk_run.verbose = verbose;
   // --stats: each chunk's lines beside its file; the join puts them together in order.
   if (!chunk_run.stats_path.empty()) chunk_run.stats_path = chunk_stats_path(dir, task);
+  // After -ss the join starts the output at the span's first picture, as the single run does:
+  // the lines' times count from there.
+  if (chunk_run.trim_start > 0)
+    chunk_run.hooks.output_zero_pts = plan.tasks[static_cast<std::size_t>(in.chunks.front())].first_pts;
   finalize_options(chunk_run);
   chunk_run.input_options = chunk_input(chunk_run, in, chunk);
   return chunk_run;

@@ -1,6 +1,7 @@
 // --stats FILE (SPEC 13): one JSON line per frame written, in output order, with DCP's figures of
 // the frame: {"frame": n, "pts_time": s, "haze_index": h, "omega": w, "atmospheric_light": [r,
-// g, b]} (the last three null outside DCP). Jobs write one file per chunk and join them.
+// g, b]} (the last three null outside DCP; s: the frame's time in the output, from 0 after -ss).
+// Jobs write one file per chunk and join them.
 #pragma once
 
 #include <cstdint>

@@ -631,8 +631,17 @@ class Pipeline {
     haze_index_.store(stats.valid ? stats.haze_index : -1.f);
     omega_.store(stats.valid ? stats.omega : -1.f);
     if (stats_file_) {
+      // pts_time: the frame's time in the output, which the writer starts at its first picture
+      // after -ss and on a live source (OutputOptions::start_at_zero); a job's chunk is told
+      // where its joined output starts.
+      if (!stats_zero_pts_) {
+        stats_zero_pts_ = options_.hooks.output_zero_pts ? reader_.delivered_pts(*options_.hooks.output_zero_pts)
+                          : options_.output_options.start_at_zero ? item.frame->pts
+                                                                  : 0;
+      }
       const io::VideoInfo& video = reader_.video();
-      stats_file_->write(item.frame->index, static_cast<double>(item.frame->pts) * video.time_base.value(), stats);
+      stats_file_->write(item.frame->index, static_cast<double>(item.frame->pts - *stats_zero_pts_) * video.time_base.value(),
+                         stats);
     }
     if (stats.valid) {
       for (std::size_t c = 0; c < 3; ++c) light_[c].store(stats.atmospheric_light[c]);
@@ -826,6 +835,7 @@ class Pipeline {
   std::array<std::atomic<float>, 3> light_{};
   std::atomic<float> haze_index_{-1.f}, omega_{-1.f};  // DCP's figures of the last frame (SPEC 13)
   std::optional<FrameStatsFile> stats_file_;            // --stats
+  std::optional<std::int64_t> stats_zero_pts_;          // the output's zero on the frames' clock (processing stage)
   std::int64_t light_sampled_us_ = 0;
   std::string input_lost_;
   struct AbortPipe {  // readable once abort_all() ran: wakes a reconnection back-off

@@ -75,6 +75,11 @@ struct RunHooks {
   // output's trailer remain (a job's worker starts its next chunk, on the same processors, while
   // they finish). Not called when the run fails before that.
   std::function<void()> on_processing_done;
+  // A job's chunk after -ss: the input pts (its video's own clock and time base) of the span's
+  // first picture, where the joined output starts at zero, so that the chunk's --stats lines give
+  // each frame's time in the joined output, as the single run's give it in its own (which
+  // starts at its first frame).
+  std::optional<std::int64_t> output_zero_pts;
 };
 
 }  // namespace hazefree

@@ -99,6 +99,32 @@ TEST_CASE("job stats: --chunks 3 --stats gives the single run's lines exactly, a
   }
 }
 
+TEST_CASE("job stats: after -ss on an MP4 and its MPEG-TS copy --chunks 3 gives the single run's lines from zero") {
+  const std::string& clip = thickening_haze_clip();
+  const std::string dir = temp_dir("jobs-stats-trim-" + std::to_string(getpid()));
+  // The MPEG-TS copy's clock starts at about 1.4 s: the span counts from there in both runs.
+  const std::string ts = dir + "/haze.ts";
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -i " + q(clip) + " -c copy -f mpegts " + q(ts)) == 0);
+  for (const std::string& input : {clip, ts}) {
+    CAPTURE(input);
+    const std::string options = "--backend cpu -ss 0.7 -t 1.6";
+    const std::string single = single_stats(input, options, dir);
+    const CommandResult r = run_hazefree("-q -y " + options + " --encoder ffv1 --chunks 3 --stats " +
+                                         q(dir + "/chunked.jsonl") + " " + q(input) + " " + q(dir + "/chunked.mkv"));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    const std::string chunked = slurp(dir + "/chunked.jsonl");
+    const std::vector<nlohmann::json> lines = parse_lines(chunked);
+    REQUIRE(lines.size() == 40);
+    CHECK(lines.front().at("pts_time").get<double>() == 0.0);  // the output's first picture
+    CHECK(chunked == single);
+    // The pictures and their times (the audio packets' are checked on MP4 inputs by the tests of
+    // jobs over a span).
+    const DecodedMedia a = decode_media(dir + "/single.mkv"), b = decode_media(dir + "/chunked.mkv");
+    CHECK(b.frame_hashes == a.frame_hashes);
+    CHECK(b.pts_us == a.pts_us);
+  }
+}
+
 TEST_CASE("job stats: two inputs through the stages give FILE.0 and FILE.1, and a chunk's lines cut short stop the join") {
   const std::string& clip = thickening_haze_clip();
   const std::string dir = temp_dir("jobs-stats-stages-" + std::to_string(getpid()));

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "jobs/job_test_support.hpp"
 #include "run_command.hpp"
 #include "support/test_support.hpp"
@@ -73,6 +75,49 @@ TEST_CASE("trim: -ss 1.5 -t 1 gives the frames of that span as processed from it
   r = run_hazefree("-q -y -b cpu --mode dcp --encoder ffv1 -ss 00:00:01.5 -to 2.5 " + q(clip) + " " + q(to));
   REQUIRE_MESSAGE(r.status == 0, r.err);
   CHECK(decode_media(to).frame_hashes == a.frame_hashes);
+}
+
+TEST_CASE("trim: on an MPEG-TS that starts at 1.46 s -ss -t and -to count from its start and keep every frame") {
+  const std::string dir = temp_dir("trim-ts");
+  // The sample remuxed: its clock starts at 1.458667 s (the AAC priming packet; the first picture
+  // at 1.48 s), its GOPs are 2 s long, and MPEG-TS seeks by decoding time, not to a keyframe:
+  // seeks land inside a GOP, once even past the first keyframe when aimed at the start time.
+  const std::string ts = dir + "/street.ts";
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -i " + q(street()) + " -c copy -f mpegts " + q(ts)) == 0);
+  const double start = std::stod(output_of("ffprobe -v error -show_entries format=start_time -of csv=p=0 " + q(ts)));
+  REQUIRE(start == doctest::Approx(1.458667).epsilon(1e-6));
+  struct Span {
+    std::string args;
+    double from, to;  // on the input's clock, from its start
+    std::size_t frames;
+  };
+  for (const Span& span : std::vector<Span>{{"-ss 1.5 -t 0.5", 1.5, 2.0, 13},
+                                            {"-ss 0.5 -t 3", 0.5, 3.5, 75},  // 75 as on the MP4
+                                            {"-ss 0.5 -to 2", 0.5, 2.0, 38},
+                                            {"-ss 1.5", 1.5, 10.0, 63},
+                                            {"-ss 3.95", 3.95, 10.0, 1}}) {  // the last picture only
+    CAPTURE(span.args);
+    // The span as the ffmpeg program decodes it from the start (no seek), on the input's own
+    // clock (-copyts), losslessly, then processed alone.
+    const std::string expected_span = dir + "/span.mkv", expected = dir + "/expected.mkv", trimmed = dir + "/trimmed.mkv";
+    REQUIRE(run_program(fmt::format("ffmpeg -v error -nostdin -y -copyts -i {} -an -vf "
+                                    "trim=start={:.6f}:end={:.6f},setpts=PTS-STARTPTS -c:v ffv1 {}",
+                                    q(ts), start + span.from, start + span.to, q(expected_span))) == 0);
+    CommandResult r = run_hazefree("-q -y -b cpu --mode he --encoder ffv1 " + q(expected_span) + " " + q(expected));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    r = run_hazefree("-q -y -b cpu --mode he --encoder ffv1 " + span.args + " " + q(ts) + " " + q(trimmed));
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    const DecodedMedia a = decode_media(expected), b = decode_media(trimmed);
+    CHECK(a.frame_hashes.size() == span.frames);
+    CHECK(b.frame_hashes == a.frame_hashes);
+    REQUIRE(!b.pts_us.empty());
+    CHECK(b.pts_us.front() == 0);
+  }
+  // Past the video's last picture (5.44 s on its clock): one line, the bad -ss named.
+  const CommandResult r = run_hazefree("-y -b cpu -ss 4.0 " + q(ts) + " " + q(dir + "/none.mp4"));
+  CHECK(r.status == 2);
+  CHECK(own_lines(r.err).size() == 1);
+  CHECK(r.err.find("-ss 4: no picture at or after it") != std::string::npos);
 }
 
 TEST_CASE("trim: the audio is cut to the same span and starts at zero with the video") {

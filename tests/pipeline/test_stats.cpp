@@ -151,6 +151,41 @@ TEST_CASE("stats: a clip gives one JSON line per frame, in order, with the frame
   }
 }
 
+TEST_CASE("stats: pts_time is the output frame's own time (from zero after -ss) on an MP4 and an MPEG-TS starting at 1.46 s") {
+  const std::string dir = test::temp_dir("stats-trim");
+  const std::string mp4 = test::sample_path("hazy-street.mp4"), ts = dir + "/street.ts";
+  REQUIRE(run_program("ffmpeg -v error -nostdin -y -i " + q(mp4) + " -c copy -f mpegts " + q(ts)) == 0);
+  struct Case {
+    std::string args, input;
+    std::size_t frames;
+    double first;  // the first line's pts_time: the output's first picture
+  };
+  for (const Case& c : std::vector<Case>{{"-ss 1.5 -t 0.5", mp4, 12, 0.0},
+                                         {"-ss 0.5 -t 1", ts, 25, 0.0},
+                                         {"-t 1", ts, 25, 0.021333},  // the span's own clock, from the input's start
+                                         {"", ts, 100, 1.48}}) {        // the whole input keeps its clock
+    CAPTURE(c.args);
+    CAPTURE(c.input);
+    const std::string out = dir + "/out.mp4", stats = dir + "/stats.jsonl";
+    const test::CommandResult r = test::run_hazefree("-q -y -b cpu --stats " + q(stats) + " " + c.args + " " +
+                                                     q(c.input) + " " + q(out));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const std::vector<json> lines = read_stats(stats, true);
+    const test::Probe p = test::probe_media(out);
+    REQUIRE(p.pts.size() == c.frames);
+    REQUIRE(lines.size() == c.frames);
+    CHECK(lines.front().at("pts_time").get<double>() == doctest::Approx(c.first).epsilon(1e-6));
+    // As ffprobe reads the output, to the container's precision: MP4 holds where its video
+    // starts in milliseconds (0.021 s for a first picture at 0.021333 s).
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      CAPTURE(i);
+      CHECK(std::fabs(lines[i].at("pts_time").get<double>() - static_cast<double>(p.pts[i]) * p.info.time_base.value()) <
+            0.0005);
+    }
+  }
+}
+
 TEST_CASE("stats: a PNG gives one line, and --mode he gives the fields as null") {
   const std::string dir = test::temp_dir("stats-png");
   const std::string in = test::sample_path("images/coffee-hazy.png");
