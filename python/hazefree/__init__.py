@@ -99,7 +99,7 @@ _KINDS = {k.name: k.kind for k in _KEYS}
 def _check_type(name, key, value):
     """TypeError when `value` is not of a type the key takes: a bool for a boolean key, an int (or
     its text) for an integer key, a number (or a string: "5/255", a time) for a number key, a
-    string for a choice; a bool is refused for every other key (True is not 1 here)."""
+    string (or a number that is one) for a choice; a bool is refused for every other key (True is not 1 here)."""
     kind = _KINDS.get(key)
     if kind == "boolean":
         if not isinstance(value, bool):
@@ -110,7 +110,7 @@ def _check_type(name, key, value):
         raise TypeError(f"{name}: {type(value).__name__} value, expected an int")
     elif kind == "number" and not isinstance(value, (int, float, str)):
         raise TypeError(f"{name}: {type(value).__name__} value, expected a number")
-    elif kind == "choice" and not isinstance(value, str):
+    elif kind == "choice" and not isinstance(value, (str, int)):  # output_depth=10: a choice that is a number
         raise TypeError(f"{name}: {type(value).__name__} value, expected a str")
 
 
