@@ -97,10 +97,8 @@ int run_main(int argc, char** argv) {
   hazefree::io::show_warnings(!options.quiet);
   try {
     if (job.active()) return hazefree::jobs::run_local_job(options, job);  // readies the GPUs where its workers run
-    if (options.processing.dcp.auto_strength && options.processing.mode != hazefree::Mode::dcp)
-      hazefree::io::warning(fmt::format("dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; "
-                                        "--mode {} has none, and runs as without it",
-                                        hazefree::to_string(options.processing.mode)));
+    if (const std::string unused = hazefree::unused_key_warning(options.processing); !unused.empty())
+      hazefree::io::warning(unused);
     hazefree::prepare_gpu_for_run(options);
     const hazefree::RunSummary s = hazefree::run_pipeline(options);
     if (!options.quiet) {

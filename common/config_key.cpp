@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -36,7 +37,7 @@ std::string range_text(const KeySpec& spec) {
     return text;
   };
   switch (spec.kind) {
-    case ConfigKind::boolean: return "true, false";
+    case ConfigKind::boolean: return kBooleanWords;
     case ConfigKind::choice: return joined(spec.choices);
     case ConfigKind::integer:
     case ConfigKind::number:
@@ -97,8 +98,11 @@ double parse_number(const KeySpec& spec, const std::string& text) {
 }
 
 bool parse_boolean(const KeySpec& spec, const std::string& text) {
-  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
-  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  std::string word = text;
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (word == "true" || word == "1" || word == "yes" || word == "on") return true;
+  if (word == "false" || word == "0" || word == "no" || word == "off") return false;
   refuse_value(spec, text);
 }
 
@@ -205,6 +209,7 @@ std::vector<ProcessingKey> make_processing_keys() {
                           "whole frame",
                           K::text, he);
     roi.accepted = "x,y,w,h or empty";
+    roi.list = true;
     KeySpec refused = roi;  // the message of a malformed rectangle says more than the range
     refused.range = "x,y,w,h with x,y >= 0 and w,h > 0 (or empty for the whole frame)";
     k.push_back(Rows::custom(
@@ -232,6 +237,13 @@ std::vector<ProcessingKey> make_processing_keys() {
 const std::vector<ProcessingKey>& processing_keys() {
   static const std::vector<ProcessingKey> keys = make_processing_keys();
   return keys;
+}
+
+std::string unused_key_warning(const ProcessingConfig& config) {
+  if (!config.dcp.auto_strength || config.mode == Mode::dcp) return {};
+  return fmt::format("dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; --mode {} has "
+                     "none, and runs as without it",
+                     to_string(config.mode));
 }
 
 }  // namespace hazefree

@@ -67,9 +67,14 @@ struct KeySpec {
   // value_name() (text keys with a shortcut name theirs).
   std::string value_name;
   std::string range;        // the accepted values as text, made from the above by range_text()
+  bool list = false;        // text keys: a TOML array of integers is taken too, joined by commas (he.roi)
 };
 
-// "(0, 1]", "dcp, he, ahe", "true, false", "auto, unlimited or [0, 1000000]", "WxH".
+// What a boolean key accepts, as --print-config, the man page and /api/keys say it: the one list
+// parse_boolean() takes.
+inline constexpr const char* kBooleanWords = "true, false, yes, no, on, off, 1, 0 in any letter case";
+
+// "(0, 1]", "dcp, he, ahe", kBooleanWords, "auto, unlimited or [0, 1000000]", "WxH".
 std::string range_text(const KeySpec& spec);
 // The value of the key's shortcut as --help names it: the row's own value_name ("FILE", "TIME"),
 // else from its kind: "N" for an integer, "X" for a number (with the words taken besides a number,
@@ -111,5 +116,10 @@ using ProcessingKey = OptionRow<ProcessingConfig>;
 
 // mode, color, backend, threads, dcp.*, he.*, ahe.*, in the table's order.
 const std::vector<ProcessingKey>& processing_keys();
+
+// The warning for a key that the configuration's mode does not use (dcp.auto_strength outside
+// dcp), one line as the command line prints it, the service's PATCH answers it and Python warns
+// it; empty where there is none.
+std::string unused_key_warning(const ProcessingConfig& config);
 
 }  // namespace hazefree

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -36,6 +37,59 @@ std::optional<std::string> toml_value_text(const toml::node& node) {
     else if constexpr (toml::is_number<Value> || toml::is_boolean<Value>) return fmt::format("{}", value.get());
     else return std::nullopt;  // a table, a date, a time
   });
+}
+
+namespace {
+
+const char* toml_type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    case toml::node_type::array: return "array";
+    case toml::node_type::table: return "table";
+    default: return "date or time";
+  }
+}
+
+}  // namespace
+
+std::string key_value_text(const KeySpec& spec, const toml::node& node) {
+  bool taken = false;
+  std::string takes;
+  switch (spec.kind) {
+    case ConfigKind::boolean:
+      taken = node.is_boolean();
+      takes = "a boolean (true or false)";
+      break;
+    case ConfigKind::integer:
+      taken = node.is_integer() || (node.is_string() && !spec.choices.empty());
+      takes = spec.choices.empty() ? "an integer: " + spec.range : "an integer or a string: " + spec.range;
+      break;
+    case ConfigKind::number:
+      taken = node.is_number() || node.is_string();
+      takes = "a number: " + spec.range;
+      break;
+    case ConfigKind::choice: {
+      // A choice that is a number (output.depth's 10) may be written as one.
+      const std::optional<std::string> number = node.is_integer() ? toml_value_text(node) : std::nullopt;
+      taken = node.is_string() ||
+              (number && std::find(spec.choices.begin(), spec.choices.end(), *number) != spec.choices.end());
+      takes = "a string: " + spec.range;
+      break;
+    }
+    case ConfigKind::text:
+      taken = node.is_string() || (spec.list && node.is_array());
+      takes = spec.list ? "a string or an array of integers: " + spec.range : "a string (" + spec.range + ")";
+      break;
+  }
+  const std::optional<std::string> text = taken ? toml_value_text(node) : std::nullopt;
+  if (text) return *text;
+  std::optional<std::string> shown = toml_value_text(node);
+  if (shown && node.is_string()) shown = toml_string(*shown);
+  const std::string given = shown && !node.is_array() ? fmt::format("{} = {}", spec.name, *shown) : spec.name;
+  throw KeyError(spec.name, fmt::format("{}: a TOML {}; the key takes {}", given, toml_type_name(node), takes));
 }
 
 toml::table read_toml_file(const std::string& path) {

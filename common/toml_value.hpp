@@ -8,6 +8,8 @@
 
 #include <toml++/toml.h>
 
+#include "common/config_key.hpp"
+
 namespace hazefree {
 
 // A TOML basic string by toml++'s own writer: quotes, backslashes and control characters escaped,
@@ -21,6 +23,14 @@ std::string toml_string(const std::string& text);
 // commas ("10,20,300,200"). Nothing (nullopt) for a table, a date or a time, or an array holding
 // one.
 std::optional<std::string> toml_value_text(const toml::node& node);
+
+// A preset's value of the key `spec` as the text its setter parses (toml_value_text), when its
+// TOML type is one the key takes: a boolean key a boolean; a choice or text key a string (a list
+// key such as he.roi also an array of integers); an integer key an integer (a string where the
+// key takes words: "auto"); a number key an integer or a float, or a string (fractions such as
+// "5/255", times, words). Throws KeyError "stats = 5: a TOML integer; the key takes a string (a
+// file name)" otherwise.
+std::string key_value_text(const KeySpec& spec, const toml::node& node);
 
 // A TOML file read by toml++, or one line naming it: "PATH: No such file or directory" (or the
 // cause it could not be read), "PATH:LINE:COLUMN: what is wrong" for text that is not TOML.

@@ -330,7 +330,20 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
       continue;
     }
     try {
-      set_config_value(options, key, node_text(key, node));
+      // The value's TOML type is checked against the key's: `stats = 5` is not a file name.
+      const auto row = std::find_if(config_keys().begin(), config_keys().end(),
+                                    [&key](const ConfigKey& k) { return k.name == key; });
+      if (row == config_keys().end() || row->table) {
+        set_config_value(options, key, node_text(key, node));
+      } else {
+        std::string text;
+        try {
+          text = key_value_text(*row, node);
+        } catch (const KeyError& e) {
+          throw UsageError(e.key(), e.what());
+        }
+        row->set(options, text);
+      }
     } catch (const UsageError& e) {
       throw UsageError(e.key(), fmt::format("{}: {}", path, e.what()));
     }
@@ -705,6 +718,20 @@ std::string unknown_option_text(const std::string& word, const CLI::App& app, co
                      option, sets, command);
 }
 
+// The configuration key whose command-line shortcut is `name` ("--stats", "-m"), or none.
+const ConfigKey* key_of_flag(const std::string& name) {
+  for (const ConfigKey& key : config_keys()) {
+    std::size_t start = 0;
+    while (!key.flag.empty() && start <= key.flag.size()) {
+      const auto comma = key.flag.find(',', start);
+      if (key.flag.substr(start, comma == std::string::npos ? std::string::npos : comma - start) == name) return &key;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 UsageError usage_error_of(const CLI::ParseError& error, const CLI::App& app) {
@@ -729,7 +756,34 @@ UsageError usage_error_of(const CLI::ParseError& error, const CLI::App& app) {
                             one ? "an argument" : "arguments", command, fmt::join(positionals, " "), command));
     }
   }
-  return UsageError(error.what());
+  const std::string what = error.what();
+  // "Could not convert: --auto-strength = maybe": the option, its value and what it takes.
+  const std::string unconverted = "Could not convert: ";
+  if (dynamic_cast<const CLI::ConversionError*>(&error) && what.rfind(unconverted, 0) == 0) {
+    const std::string rest = what.substr(unconverted.size());
+    const auto eq = rest.find(" = ");
+    const std::string name = rest.substr(0, eq);
+    const std::string value = eq == std::string::npos ? std::string() : rest.substr(eq + 3);
+    const ConfigKey* key = key_of_flag(name);
+    if (key && key->kind == ConfigKind::boolean)
+      return UsageError(key->name, fmt::format("{}: invalid value '{}' (accepted: no value, or {}; key {})", name,
+                                               value, key->range, key->name));
+    if (key)
+      return UsageError(key->name, fmt::format("{}: invalid value '{}' (accepted: {}; key {})", name, value,
+                                               key->range, key->name));
+    return UsageError(fmt::format("{}: invalid value '{}' ({} --help says what it takes)", name, value, command));
+  }
+  // "--stats: At Most 1 required but received 2": an option of one value given more than once.
+  const std::string at_most = ": At Most ";
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) && what.find(at_most) != std::string::npos) {
+    const std::string name = what.substr(0, what.find(at_most));
+    const ConfigKey* key = key_of_flag(name);
+    if (key)
+      return UsageError(key->name, fmt::format("{}: given more than once; it takes one value ({}; key {})", name,
+                                               key->range, key->name));
+    return UsageError(fmt::format("{}: given more than once; it takes one value", name));
+  }
+  return UsageError(what);
 }
 
 CLI::Validator bounds_check(const Bounds& bounds) {

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/config_key.hpp"
 #include "io/url.hpp"
 #include "serve/page.hpp"
 
@@ -94,6 +95,21 @@ std::string option_text(const json& value, const std::string& key) {
   if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
   if (value.is_number()) return fmt::format("{}", value.get<double>());
   throw OptionError(key, fmt::format("{}: expected a string, a number or a boolean", key));
+}
+
+// The warning of the command line for a key the options' mode does not use (dcp.auto_strength
+// outside dcp), or empty. The options were checked already: a value that does not parse is left out.
+std::string unused_key_warning_of(const Options& options) {
+  ProcessingConfig config;
+  for (const ProcessingKey& key : processing_keys()) {
+    const auto given = options.find(key.name);
+    if (given == options.end()) continue;
+    try {
+      key.set(config, given->second);
+    } catch (const KeyError&) {
+    }
+  }
+  return unused_key_warning(config);
 }
 
 json effective_options(const Stream& stream) {
@@ -1017,7 +1033,11 @@ struct HttpService::Impl {
     } catch (const OptionError& e) {
       return send_error(res, 400, e.what());
     }
-    res.set_content(json_text(json{{"name", stream.config().name}, {"options", effective_options(stream)}}), "application/json");
+    json answer{{"name", stream.config().name}, {"options", effective_options(stream)}};
+    // Taken, but not used by the stream's mode: said as the command line says it.
+    const std::string unused = unused_key_warning_of(stream.options());
+    if (!unused.empty()) answer["warnings"] = json::array({unused});
+    res.set_content(json_text(answer), "application/json");
   }
 
   void snapshot(Stream& stream, const httplib::Request& req, httplib::Response& res) {

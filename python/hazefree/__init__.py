@@ -17,8 +17,10 @@ works through ``**{"dcp.omega": 0.9}``. Values may be numbers, booleans, strings
 of the encoder's options, ``{"x264-params": "keyint=48"}``.
 
 Errors: a frame of the wrong type or dtype raises TypeError, a wrong shape, layout or device
-ValueError, each naming the argument and what was expected; an unknown keyword TypeError, a bad
-value ValueError naming the key; a GPU that is asked for but missing RuntimeError.
+ValueError, each naming the argument and what was expected; an unknown keyword TypeError, a value
+of a type the key does not take TypeError (a boolean key takes a bool only), a bad value ValueError
+naming the key; a GPU that is asked for but missing RuntimeError. dcp_auto_strength=True outside
+mode="dcp" gives the command line's warning as a UserWarning.
 """
 
 from collections import namedtuple as _namedtuple
@@ -91,6 +93,27 @@ def gpu_available():
     return _hazefree.gpu_available()[0]
 
 
+_KINDS = {k.name: k.kind for k in _KEYS}
+
+
+def _check_type(name, key, value):
+    """TypeError when `value` is not of a type the key takes: a bool for a boolean key, an int (or
+    its text) for an integer key, a number (or a string: "5/255", a time) for a number key, a
+    string (or a number that is one) for a choice; a bool is refused for every other key (True is not 1 here)."""
+    kind = _KINDS.get(key)
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}: {type(value).__name__} value, expected a bool (True or False)")
+    elif isinstance(value, bool):
+        raise TypeError(f"{name}: bool value, expected {'a str' if kind in ('choice', 'text') else 'a number'}")
+    elif kind == "integer" and not isinstance(value, (int, str)):
+        raise TypeError(f"{name}: {type(value).__name__} value, expected an int")
+    elif kind == "number" and not isinstance(value, (int, float, str)):
+        raise TypeError(f"{name}: {type(value).__name__} value, expected a number")
+    elif kind == "choice" and not isinstance(value, (str, int)):  # output_depth=10: a choice that is a number
+        raise TypeError(f"{name}: {type(value).__name__} value, expected a str")
+
+
 def _value_text(key, value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -118,8 +141,20 @@ def _options(caller, keywords):
                             f"(hazefree.config_keys() lists the keys; dots as underscores)")
         if value is None:
             continue
+        _check_type(name, key, value)
         options[key] = _value_text(name, value)
+    _warn_unused(options)
     return options
+
+
+def _warn_unused(options):
+    """The command line's warning for a key the mode does not use, through the warnings module:
+    dcp.auto_strength follows DCP's haze index, and the he and ahe modes have no strength."""
+    mode = options.get("mode", "dcp")
+    if options.get("dcp.auto_strength") == "true" and mode != "dcp":
+        import warnings
+        warnings.warn(f"dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; "
+                      f"--mode {mode} has none, and runs as without it", UserWarning, stacklevel=4)
 
 
 # ---- GPU arrays ---------------------------------------------------------------------------------

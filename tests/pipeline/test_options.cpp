@@ -294,3 +294,67 @@ TEST_CASE("options: raw input size, rate and pixel format reach the demuxer opti
   CHECK(o.input_options.format_options.at("framerate") == "25");
   CHECK(o.input_options.format_options.at("pixel_format") == "gray");
 }
+
+TEST_CASE("options: boolean keys take the spellings their range text lists") {
+  for (const char* on : {"true", "TRUE", "Yes", "on", "1"})
+    CHECK(parse({"--set", fmt::format("dcp.auto_strength={}", on), "in", "out"}).processing.dcp.auto_strength);
+  for (const char* off : {"false", "False", "NO", "off", "0"})
+    CHECK(!parse({"--auto-strength", "--set", fmt::format("dcp.auto_strength={}", off), "in", "out"})
+               .processing.dcp.auto_strength);
+  const std::string range = "true, false, yes, no, on, off, 1, 0 in any letter case";
+  CHECK(usage_error({"--set", "dcp.auto_strength=maybe", "in", "out"}) ==
+        "dcp.auto_strength: invalid value 'maybe' (accepted: " + range + ")");
+  for (const ConfigKey& key : config_keys())
+    if (key.kind == ConfigKind::boolean) CHECK(key.range == range);
+}
+
+TEST_CASE("options: a preset's value of another TOML type than its key's is refused naming the file and the key") {
+  const std::string quoted = write_file("quoted-boolean.toml", "[dcp]\nauto_strength = \"yes\"\n");
+  CHECK(usage_error({"-c", quoted, "in", "out"}) ==
+        quoted + ": dcp.auto_strength = \"yes\": a TOML string; the key takes a boolean (true or false)");
+  const std::string number = write_file("number-stats.toml", "stats = 5\n");
+  CHECK(usage_error({"-c", number, "in", "out"}) ==
+        number + ": stats = 5: a TOML integer; the key takes a string (a file name)");
+  const std::string mode = write_file("number-mode.toml", "mode = 1\n");
+  CHECK(usage_error({"-c", mode, "in", "out"}) == mode + ": mode = 1: a TOML integer; the key takes a string: dcp, he, ahe");
+  const std::string window = write_file("float-window.toml", "[ahe]\nwindow = 31.0\n");
+  CHECK(usage_error({"-c", window, "in", "out"}).rfind(window + ": ahe.window = 31: a TOML float; the key takes an integer", 0) == 0);
+  const std::string omega = write_file("boolean-omega.toml", "[dcp]\nomega = true\n");
+  CHECK(usage_error({"-c", omega, "in", "out"}).rfind(omega + ": dcp.omega = true: a TOML boolean; the key takes a number", 0) == 0);
+  // What each key's type takes still loads: fractions and times as strings, he.roi as an array.
+  const std::string good = write_file("typed.toml",
+                                      "stats = \"s.jsonl\"\n[dcp]\nauto_strength = true\na_max_step = \"5/255\"\n"
+                                      "[he]\nroi = [0, 10, 20, 30]\n[input]\nstart = \"00:00:01\"\n");
+  const RunOptions o = parse({"-c", good, "in", "out.mp4"});
+  CHECK(o.processing.dcp.auto_strength);
+  CHECK(o.stats_path == "s.jsonl");
+  CHECK(o.processing.he.roi.w == 20);
+  CHECK(o.trim_start == 1.0);
+}
+
+TEST_CASE("options: a flag's bad value or a second value is one line naming the option and what it takes") {
+  CHECK(usage_error({"--auto-strength=maybe", "in", "out"}) ==
+        "--auto-strength: invalid value 'maybe' (accepted: no value, or true, false, yes, no, on, off, 1, 0 in any "
+        "letter case; key dcp.auto_strength)");
+  CHECK(usage_error({"--stats", "a", "--stats", "b", "in", "out"}) ==
+        "--stats: given more than once; it takes one value (a file name; key stats)");
+}
+
+TEST_CASE("options: --set wins over the flag of its key whatever their order") {
+  CHECK(!parse({"--set", "dcp.auto_strength=false", "--auto-strength", "in", "out"}).processing.dcp.auto_strength);
+  CHECK(!parse({"--auto-strength", "--set", "dcp.auto_strength=false", "in", "out"}).processing.dcp.auto_strength);
+  CHECK(parse({"--stats", "a", "--set", "stats=b", "in", "out"}).stats_path == "b");
+  CHECK(parse({"--set", "stats=b", "--stats", "a", "in", "out"}).stats_path == "b");
+}
+
+TEST_CASE("options: the warning for dcp.auto_strength outside dcp is one line naming the mode") {
+  ProcessingConfig config;
+  config.dcp.auto_strength = true;
+  CHECK(unused_key_warning(config).empty());
+  config.mode = Mode::he;
+  CHECK(unused_key_warning(config) ==
+        "dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; --mode he has none, and runs "
+        "as without it");
+  config.dcp.auto_strength = false;
+  CHECK(unused_key_warning(config).empty());
+}

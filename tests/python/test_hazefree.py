@@ -222,6 +222,30 @@ def test_bad_options_raise_naming_the_key():
     raises(ValueError, "key: unknown configuration key 'nope'", lambda: hazefree.Processor(backend="cpu").option("nope"))
 
 
+def test_keywords_of_the_wrong_type_raise_type_error():
+    raises(TypeError, "dcp_auto_strength: str value, expected a bool", lambda: hazefree.Processor(dcp_auto_strength="yes"))
+    raises(TypeError, "dcp_auto_strength: int value, expected a bool", lambda: hazefree.Processor(dcp_auto_strength=1))
+    raises(TypeError, "dcp_auto_strength: str value, expected a bool",
+           lambda: hazefree.run("a.mp4", "b.mp4", dcp_auto_strength="yes"))
+    raises(TypeError, "dcp_omega: bool value, expected a number", lambda: hazefree.Processor(dcp_omega=True))
+    raises(TypeError, "mode: float value, expected a str", lambda: hazefree.Processor(mode=1.5))
+    raises(TypeError, "stats: bool value, expected a str", lambda: hazefree.run("a.mp4", "b.mp4", stats=True))
+    assert hazefree.Processor(backend="cpu", dcp_auto_strength=True, dcp_omega=1, dcp_a_max_step="5/255")
+
+
+def test_auto_strength_outside_dcp_warns_as_the_command_line_does():
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hazefree.Processor(mode="he", backend="cpu", dcp_auto_strength=True)
+        hazefree.Processor(mode="dcp", backend="cpu", dcp_auto_strength=True)
+        hazefree.Processor(mode="ahe", backend="cpu", dcp_auto_strength=False)
+    assert [str(w.message) for w in caught] == [
+        "dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; --mode he has none, "
+        "and runs as without it"]
+    assert caught[0].filename == __file__
+
+
 def test_missing_gpu_is_a_runtime_error():
     if hazefree.gpu_available():
         pytest.skip("a GPU is present: backend='cuda' works here")
@@ -312,7 +336,7 @@ def test_haze_index_and_auto_strength(samples):
     # On a hazy photo the auto strength dehazes as the fixed one (the index is past the response).
     np.testing.assert_array_equal(hazefree.Processor(mode="dcp", backend="cpu", dcp_auto_strength=True).process(hazy),
                                   hazefree.Processor(mode="dcp", backend="cpu").process(hazy))
-    raises(ValueError, "dcp.auto_strength", lambda: hazefree.Processor(dcp_auto_strength="maybe"))
+    raises(TypeError, "dcp_auto_strength: str value, expected a bool", lambda: hazefree.Processor(dcp_auto_strength="maybe"))
 
 
 def test_run_failures_name_the_input_or_output(samples, tmp):

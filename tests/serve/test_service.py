@@ -152,6 +152,22 @@ def test_a_good_option_changes_the_next_frames_and_a_bad_one_changes_nothing(set
         assert service.request("/api/streams/bars/options", "PATCH", json.dumps({"backend": "cpu"}))[0] == 200
 
 
+def test_auto_strength_outside_dcp_is_taken_with_the_command_lines_warning(setup):
+    service = setup["service"]
+    url = "/api/streams/bars/options"
+    status, _, body = service.request(url, "PATCH", json.dumps({"mode": "he", "dcp.auto_strength": True}))
+    assert status == 200, body
+    answer = json.loads(body)
+    assert answer["options"]["dcp.auto_strength"] == "true"
+    assert answer["warnings"] == ["dcp.auto_strength (--auto-strength) follows the haze index with DCP's strength; "
+                                  "--mode he has none, and runs as without it"]
+    # Back to dcp (or auto defog off): nothing to warn of.
+    status, _, body = service.request(url, "PATCH", json.dumps({"mode": "dcp", "dcp.auto_strength": False}))
+    assert status == 200, body
+    assert "warnings" not in json.loads(body)
+    assert service.streams()["bars"]["options"]["mode"] == "dcp"
+
+
 def test_token_404_413_and_the_service_still_serves(setup):
     service = setup["service"]
     for token in ("", "wrong"):
