@@ -16,6 +16,16 @@ TMP = pathlib.Path(os.environ.get("HAZEFREE_TEST_TMP", "/tmp/hazefree-serve-test
 TOKEN = "s3cret-token-for-tests"  # 16 characters at least (SPEC 12.1)
 
 
+def folder(name, under="serve"):
+    """An empty folder for one test's files under TMP (files an earlier run left are removed)."""
+    path = TMP / under / name
+    path.mkdir(parents=True, exist_ok=True)
+    for old in path.iterdir():
+        if old.is_file():
+            old.unlink()
+    return path
+
+
 def free_port(kind=socket.SOCK_STREAM):
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))

@@ -16,16 +16,7 @@ import time
 
 import pytest
 
-from serve_support import BINARY, TMP, TOKEN, Service, Source, free_port, stream_table, wait_until
-
-
-def folder(name):
-    path = TMP / "serve" / name
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.iterdir():
-        if old.is_file():
-            old.unlink()
-    return path
+from serve_support import BINARY, TMP, TOKEN, Service, Source, folder, free_port, stream_table, wait_until
 
 
 def raw(port, data, source="127.0.0.1", timeout=10):

@@ -15,16 +15,7 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from serve_support import BINARY, TMP, TOKEN, Service, Source, free_port, stream_table, wait_until
-
-
-def folder(name):
-    path = TMP / "serve" / name
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.iterdir():
-        if old.is_file():
-            old.unlink()
-    return path
+from serve_support import BINARY, TMP, TOKEN, Service, Source, folder, free_port, stream_table, wait_until
 
 
 @pytest.fixture(scope="module")

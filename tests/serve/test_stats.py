@@ -7,18 +7,9 @@ import signal
 import subprocess
 import time
 
-from serve_support import BINARY, TMP, TOKEN, Service, free_port, stream_table, wait_until
+from serve_support import BINARY, TMP, TOKEN, Service, folder, free_port, stream_table, wait_until
 
 CLIP_FRAMES = 15  # one second at 15 fps: a pass of the looped file
-
-
-def folder(name):
-    path = TMP / "serve" / name
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.iterdir():
-        if old.is_file():
-            old.unlink()
-    return path
 
 
 def make_clip(path):

@@ -13,16 +13,7 @@ import subprocess
 import threading
 import time
 
-from serve_support import BINARY, TMP, Process, Service, Source, free_port, stream_table, wait_until
-
-
-def folder(name):
-    path = TMP / "serve-network" / name
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.iterdir():
-        if old.is_file():
-            old.unlink()
-    return path
+from serve_support import BINARY, TMP, Process, Service, Source, folder, free_port, stream_table, wait_until
 
 
 def dead_port():
@@ -68,7 +59,7 @@ SECRETS = ["RtspPa55word", "rtspuser", "TcpPa55word", "tcpuser", "SrtPassphrase1
 
 
 def test_no_secret_in_responses_the_page_or_the_log():
-    base = folder("secrets")
+    base = folder("secrets", "serve-network")
     rtsp, tcp, srt, rtmp, http = (dead_port() for _ in range(5))
     clip = base / "clip.ts"
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=15",
@@ -106,7 +97,7 @@ def test_no_secret_in_responses_the_page_or_the_log():
 
 
 def test_sigterm_with_a_silent_source_finishes_every_output_within_2_s():
-    base = folder("silent")
+    base = folder("silent", "serve-network")
     silent = SilentListener()
     source = Source("tcp", base).start()
     output = base / "recording.mp4"
@@ -136,7 +127,7 @@ def test_sigterm_with_a_silent_source_finishes_every_output_within_2_s():
 
 
 def test_a_signal_at_any_moment_of_the_start_stops_the_service():
-    base = folder("early")
+    base = folder("early", "serve-network")
     config = base / "service.toml"
     config.write_text(stream_table("early", f"tcp://127.0.0.1:{dead_port()}", "hls"))
     # The HLS folder of a service that was killed: removed by the next service to start.
@@ -194,7 +185,7 @@ def test_a_signal_at_any_moment_of_the_start_stops_the_service():
 
 
 def test_a_killed_tcp_source_is_stalled_within_its_threshold():
-    base = folder("stalled")
+    base = folder("stalled", "serve-network")
     source = Source("tcp", base).start()
     service = Service(base, stream_table("cam", source.url), token="")  # input.timeout = 1
     try:
@@ -224,7 +215,7 @@ def test_a_killed_tcp_source_is_stalled_within_its_threshold():
 
 
 def test_a_stream_started_again_records_into_a_new_file_beside_the_first():
-    base = folder("recordings")
+    base = folder("recordings", "serve-network")
     clip = base / "clip.ts"  # a file input with an output: run live, ended, started again
     subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=15",
                     "-frames:v", "15", "-c:v", "mpeg2video", str(clip)], check=True, timeout=60)
