@@ -30,18 +30,23 @@ std::string Bounds::text() const {
   return odd ? "odd numbers in " + interval : interval;
 }
 
+namespace {
+
+// `first` (when not empty), then `words`, each after `separator`: "dcp, he, ahe", "N|auto".
+std::string joined(std::string first, const std::vector<std::string>& words, const char* separator) {
+  for (const std::string& w : words) first += (first.empty() ? "" : separator) + w;
+  return first;
+}
+
+}  // namespace
+
 std::string range_text(const KeySpec& spec) {
-  auto joined = [](const std::vector<std::string>& words) {
-    std::string text;
-    for (const std::string& w : words) text += (text.empty() ? "" : ", ") + w;
-    return text;
-  };
   switch (spec.kind) {
     case ConfigKind::boolean: return kBooleanWords;
-    case ConfigKind::choice: return joined(spec.choices);
+    case ConfigKind::choice: return joined("", spec.choices, ", ");
     case ConfigKind::integer:
     case ConfigKind::number:
-      return spec.choices.empty() ? spec.bounds.text() : joined(spec.choices) + " or " + spec.bounds.text();
+      return spec.choices.empty() ? spec.bounds.text() : joined("", spec.choices, ", ") + " or " + spec.bounds.text();
     case ConfigKind::text: break;
   }
   return spec.accepted;
@@ -49,15 +54,11 @@ std::string range_text(const KeySpec& spec) {
 
 std::string value_name(const KeySpec& spec) {
   if (!spec.value_name.empty()) return spec.value_name;
-  auto listed = [](std::string text, const std::vector<std::string>& words) {
-    for (const std::string& w : words) text += (text.empty() ? "" : "|") + w;
-    return text;
-  };
   switch (spec.kind) {
     case ConfigKind::boolean: return "";
-    case ConfigKind::choice: return listed("", spec.choices);
-    case ConfigKind::integer: return listed("N", spec.choices);
-    case ConfigKind::number: return listed("X", spec.choices);
+    case ConfigKind::choice: return joined("", spec.choices, "|");
+    case ConfigKind::integer: return joined("N", spec.choices, "|");
+    case ConfigKind::number: return joined("X", spec.choices, "|");
     case ConfigKind::text: break;
   }
   return "VALUE";

@@ -816,18 +816,22 @@ const AVOutputFormat* guessed_format(const OutputOptions& options) {
 }
 }  // namespace
 
+std::string folder_problem(const std::string& folder) {
+  std::error_code error;
+  if (fs::is_directory(folder, error)) return "";
+  // The nearest part of the folder that exists says what is wrong: missing, or not a folder.
+  fs::path part = folder;
+  while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, error)) part = part.parent_path();
+  if (fs::exists(part, error) && !fs::is_directory(part, error)) return part.string() + " is not a folder";
+  return "folder " + folder + " does not exist";
+}
+
 std::string output_problem(const std::string& url, const std::string& input, bool overwrite) {
   if (is_url(url)) return "";
   const fs::path output(url);
   std::error_code error;
   const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
-  if (!fs::is_directory(folder, error)) {
-    // The nearest part of the folder that exists says what is wrong: missing, or not a folder.
-    fs::path part = folder;
-    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, error)) part = part.parent_path();
-    if (fs::exists(part, error) && !fs::is_directory(part, error)) return part.string() + " is not a folder";
-    return "folder " + folder.string() + " does not exist";
-  }
+  if (std::string why = folder_problem(folder.string()); !why.empty()) return why;
   // Found now rather than after the whole encode: a folder the file cannot be created in, and a
   // file that cannot be replaced (immutable or append-only).
   if (::access(folder.c_str(), W_OK | X_OK) != 0)

@@ -62,6 +62,10 @@ bool writes_pictures(const OutputOptions& options);
 // sticky folder). URLs, pipes and devices are not refused. A run checks before its first frame is
 // decoded, a job before it plans.
 std::string output_problem(const std::string& url, const std::string& input, bool overwrite);
+// Why `folder` cannot hold a file, as output_problem() says it, or empty where it is a folder:
+// "folder a/b does not exist", or "a is not a folder" where the nearest part of it that exists is
+// a file.
+std::string folder_problem(const std::string& folder);
 
 class MediaWriter {
  public:

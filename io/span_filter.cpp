@@ -47,10 +47,12 @@ void SpanFilter::start(AVFormatContext& demuxer, int video_index, const std::vec
   }
 }
 
-void SpanFilter::seek_to(AVFormatContext& demuxer, std::int64_t target_us) {
+void SpanFilter::seek_to(AVFormatContext& demuxer, std::int64_t target_us) { seek_to(demuxer, target_us, target_us); }
+
+void SpanFilter::seek_to(AVFormatContext& demuxer, std::int64_t target_us, std::int64_t seek_ts) {
   seek_us_ = target_us;
   seek_checked_ = false;
-  const int result = avformat_seek_file(&demuxer, -1, INT64_MIN, target_us, target_us, 0);
+  const int result = avformat_seek_file(&demuxer, -1, INT64_MIN, seek_ts, seek_ts, 0);
   if (result < 0) throw_io(name_, fmt::format("cannot seek to -ss {}", trim_.start_seconds), result);
 }
 
@@ -61,10 +63,7 @@ void SpanFilter::seek_back(AVFormatContext& demuxer) {
   // The input's first packet, not its start time: a seek to the start time lands past the first
   // keyframe where the decoding times come before it (B-frames: an MPEG-TS seeks by dts, and the
   // first video dts lies before its start time), and decoding would start a GOP later.
-  seek_us_ = start_time_us_;
-  seek_checked_ = false;
-  const int result = avformat_seek_file(&demuxer, -1, INT64_MIN, INT64_MIN, INT64_MIN, 0);
-  if (result < 0) throw_io(name_, fmt::format("cannot seek to -ss {}", trim_.start_seconds), result);
+  seek_to(demuxer, start_time_us_, INT64_MIN);
 }
 
 SpanFilter::PictureVerdict SpanFilter::judge_picture(std::int64_t pts, bool first_connection,

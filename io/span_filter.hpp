@@ -92,7 +92,10 @@ class SpanFilter {
 
  private:
   bool counting_frames() const { return trim_.max_frames > 0 && !chunk_.active; }
+  // Seeks for the span starting at `target_us` (microseconds on the input's clock), to `seek_ts`
+  // (the same, or INT64_MIN for the input's first packet).
   void seek_to(AVFormatContext& demuxer, std::int64_t target_us);
+  void seek_to(AVFormatContext& demuxer, std::int64_t target_us, std::int64_t seek_ts);
   void release_held_before(std::int64_t pts, std::deque<Packet>& released);
 
   InputOptions::Trim trim_;

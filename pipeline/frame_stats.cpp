@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/media_writer.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/progress.hpp"
 
@@ -123,14 +124,9 @@ void check_stats_file(const std::string& path, const std::string& input, const s
   };
   const fs::path folder = fs::path(file).parent_path();
   std::error_code ec;
-  if (!folder.empty() && !fs::is_directory(folder, ec)) {
-    // The nearest part of the folder that exists says what is wrong: missing, or not a folder
-    // (clear.mp4/x.jsonl where clear.mp4 is a file), as for the output.
-    fs::path part = folder;
-    while (part.has_parent_path() && part != part.parent_path() && !fs::exists(part, ec)) part = part.parent_path();
-    if (fs::exists(part, ec) && !fs::is_directory(part, ec)) refuse(fmt::format("{} is not a folder", part.string()));
-    refuse(fmt::format("folder {} does not exist", folder.string()));
-  }
+  // Missing, or not a folder (clear.mp4/x.jsonl where clear.mp4 is a file), as for the output.
+  if (!folder.empty())
+    if (const std::string why = io::folder_problem(folder.string()); !why.empty()) refuse(why);
   if (fs::is_directory(file, ec)) refuse("is a folder; give a file name");
   if (same_local_file(file, input)) refuse("is the input file; choose another file for the statistics");
   if (same_local_file(file, output)) refuse("is the output file; choose another file for the statistics");

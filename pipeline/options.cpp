@@ -302,6 +302,13 @@ std::vector<ConfigKey> make_keys() {
   return keys;
 }
 
+// The configuration key named `name` ("dcp.omega"), or none.
+const ConfigKey* key_named(const std::string& name) {
+  const auto row = std::find_if(config_keys().begin(), config_keys().end(),
+                                [&name](const ConfigKey& k) { return k.name == name; });
+  return row == config_keys().end() ? nullptr : &*row;
+}
+
 // TOML value -> the text form the key setters parse.
 std::string node_text(const std::string& key, const toml::node& node) {
   if (std::optional<std::string> text = toml_value_text(node)) return *text;
@@ -313,9 +320,8 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
   for (const auto& [name, node] : table) {
     const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const toml::table* sub = node.as_table()) {
-      const auto row = std::find_if(config_keys().begin(), config_keys().end(),
-                                    [&key](const ConfigKey& k) { return k.name == key && k.table; });
-      if (row == config_keys().end()) {
+      const ConfigKey* row = key_named(key);
+      if (!row || !row->table) {
         apply_table(options, *sub, key, path, keys_set);
         continue;
       }
@@ -331,9 +337,8 @@ void apply_table(RunOptions& options, const toml::table& table, const std::strin
     }
     try {
       // The value's TOML type is checked against the key's: `stats = 5` is not a file name.
-      const auto row = std::find_if(config_keys().begin(), config_keys().end(),
-                                    [&key](const ConfigKey& k) { return k.name == key; });
-      if (row == config_keys().end() || row->table) {
+      const ConfigKey* row = key_named(key);
+      if (!row || row->table) {
         set_config_value(options, key, node_text(key, node));
       } else {
         std::string text;
@@ -765,12 +770,10 @@ UsageError usage_error_of(const CLI::ParseError& error, const CLI::App& app) {
     const std::string name = rest.substr(0, eq);
     const std::string value = eq == std::string::npos ? std::string() : rest.substr(eq + 3);
     const ConfigKey* key = key_of_flag(name);
-    if (key && key->kind == ConfigKind::boolean)
-      return UsageError(key->name, fmt::format("{}: invalid value '{}' (accepted: no value, or {}; key {})", name,
-                                               value, key->range, key->name));
-    if (key)
-      return UsageError(key->name, fmt::format("{}: invalid value '{}' (accepted: {}; key {})", name, value,
-                                               key->range, key->name));
+    if (key)  // a boolean key's flag is also given without a value
+      return UsageError(key->name, fmt::format("{}: invalid value '{}' (accepted: {}{}; key {})", name, value,
+                                               key->kind == ConfigKind::boolean ? "no value, or " : "", key->range,
+                                               key->name));
     return UsageError(fmt::format("{}: invalid value '{}' ({} --help says what it takes)", name, value, command));
   }
   // "--stats: At Most 1 required but received 2": an option of one value given more than once.
@@ -873,11 +876,9 @@ bool KeyFlags::given(const std::string& key) const {
 }
 
 void set_config_value(RunOptions& options, const std::string& key, const std::string& value) {
-  for (const ConfigKey& k : config_keys()) {
-    if (k.name == key) {
-      k.set(options, value);
-      return;
-    }
+  if (const ConfigKey* row = key_named(key)) {
+    row->set(options, value);
+    return;
   }
   const std::vector<std::string> meant = keys_meant(key);
   throw UsageError(key, meant.empty()
@@ -1004,9 +1005,8 @@ void finalize_options(RunOptions& options, const PresetValues& preset) {
     // errors are.
     const auto given = preset.values.find(e.key());
     if (given == preset.values.end()) throw;
-    const auto row = std::find_if(config_keys().begin(), config_keys().end(),
-                                  [&e](const ConfigKey& k) { return k.name == e.key(); });
-    if (row == config_keys().end() || row->get(options) != given->second) throw;
+    const ConfigKey* row = key_named(e.key());
+    if (!row || row->get(options) != given->second) throw;
     throw UsageError(e.key(), fmt::format("{}: {}", preset.path, e.what()));
   }
 }
