@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 
 namespace hazefree::io {
 namespace {
@@ -166,6 +167,27 @@ std::string redact_urls(std::string_view text) {
   }
   out.append(text.substr(copied));
   return out;
+}
+
+std::string local_file(const std::string& name) {
+  if (name.empty() || detail::is_url(name)) return "";
+  return name.rfind("file:", 0) == 0 ? name.substr(5) : name;
+}
+
+bool same_local_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  const std::string file_a = local_file(a), file_b = local_file(b);
+  if (file_a.empty() || file_b.empty()) return false;
+  std::error_code ec_a, ec_b;
+  if (fs::exists(file_a, ec_a) && fs::exists(file_b, ec_b)) return fs::equivalent(file_a, file_b, ec_a);
+  // Absolute first: weakly_canonical() leaves a relative path whose first part does not exist
+  // relative ("out.mp4", "sub/../out.mp4"), which then never equals "/tmp/out.mp4". The folders
+  // that exist are resolved (links, ".."), the rest compared as written, "." and ".." taken out.
+  const fs::path abs_a = fs::absolute(file_a, ec_a), abs_b = fs::absolute(file_b, ec_b);
+  if (ec_a || ec_b) return false;
+  if (abs_a.lexically_normal() == abs_b.lexically_normal()) return true;
+  const fs::path ca = fs::weakly_canonical(abs_a, ec_a), cb = fs::weakly_canonical(abs_b, ec_b);
+  return !ec_a && !ec_b && !ca.empty() && ca == cb;
 }
 
 }  // namespace hazefree::io

@@ -22,6 +22,16 @@ namespace hazefree::io {
 // would not read as a password, is hidden too.
 std::string redact_urls(std::string_view text);
 
+// The local file that the name of an input or output (or a --stats file) names: the name with
+// "file:" taken off, or "" for stdin/stdout, pipes and URLs, which name no file.
+std::string local_file(const std::string& name);
+
+// Whether two names of local files (local_file()) are one file however they are spelled: the
+// same file where both exist, else the same absolute place once "." and "..", and the links of
+// the folders that exist, are resolved ("out.mp4", "./out.mp4", "sub/../out.mp4" and
+// "/tmp/out.mp4" run in /tmp). False where either names no file.
+bool same_local_file(const std::string& a, const std::string& b);
+
 }  // namespace hazefree::io
 
 namespace hazefree::io::detail {

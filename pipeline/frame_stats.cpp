@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "io/media_writer.hpp"
+#include "io/url.hpp"
 #include "pipeline/options.hpp"
 #include "pipeline/progress.hpp"
 
@@ -89,32 +90,6 @@ void check_stats_path(const std::string& path, const std::string& output) {
     throw UsageError("stats", fmt::format("--stats {}: the output is written to stdout; give pipe:2 or a file", path));
 }
 
-namespace {
-
-// A local file path of `url` (file: taken off), or "" for stdin/stdout, pipes and network URLs.
-std::string local_file(const std::string& url) {
-  if (url.empty() || url == "-" || url.rfind("pipe:", 0) == 0 || url.find("://") != std::string::npos) return "";
-  return without_file_scheme(url);
-}
-
-}  // namespace
-
-bool same_local_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  const std::string file_a = local_file(a), file_b = local_file(b);
-  if (file_a.empty() || file_b.empty()) return false;
-  std::error_code ec_a, ec_b;
-  if (fs::exists(file_a, ec_a) && fs::exists(file_b, ec_b)) return fs::equivalent(file_a, file_b, ec_a);
-  // Absolute first: weakly_canonical() leaves a relative path whose first part does not exist
-  // relative ("out.mp4", "sub/../out.mp4"), which then never equals "/tmp/out.mp4". The folders
-  // that exist are resolved (links, ".."), the rest compared as written, "." and ".." taken out.
-  const fs::path abs_a = fs::absolute(file_a, ec_a), abs_b = fs::absolute(file_b, ec_b);
-  if (ec_a || ec_b) return false;
-  if (abs_a.lexically_normal() == abs_b.lexically_normal()) return true;
-  const fs::path ca = fs::weakly_canonical(abs_a, ec_a), cb = fs::weakly_canonical(abs_b, ec_b);
-  return !ec_a && !ec_b && !ca.empty() && ca == cb;
-}
-
 void check_stats_file(const std::string& path, const std::string& input, const std::string& output, bool overwrite) {
   namespace fs = std::filesystem;
   if (path.empty() || standard_stream_of("--stats", path) > 0) return;
@@ -128,8 +103,8 @@ void check_stats_file(const std::string& path, const std::string& input, const s
   if (!folder.empty())
     if (const std::string why = io::folder_problem(folder.string()); !why.empty()) refuse(why);
   if (fs::is_directory(file, ec)) refuse("is a folder; give a file name");
-  if (same_local_file(file, input)) refuse("is the input file; choose another file for the statistics");
-  if (same_local_file(file, output)) refuse("is the output file; choose another file for the statistics");
+  if (io::same_local_file(file, input)) refuse("is the input file; choose another file for the statistics");
+  if (io::same_local_file(file, output)) refuse("is the output file; choose another file for the statistics");
   if (!overwrite && fs::is_regular_file(file, ec)) refuse("already exists (use -y to overwrite)");
 }
 

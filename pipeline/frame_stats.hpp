@@ -39,12 +39,6 @@ class FrameStatsFile {
 // name, and not stdout when the video `output` is written there.
 void check_stats_path(const std::string& path, const std::string& output);
 
-// Whether two names of local files (file: taken off; "" for stdin/stdout, pipes and URLs, which
-// name no file) are one file however they are spelled: the same file where both exist, else the
-// same absolute place once "." and "..", and the links of the folders that exist, are resolved
-// ("out.mp4", "./out.mp4", "sub/../out.mp4" and "/tmp/out.mp4" run in /tmp).
-bool same_local_file(const std::string& a, const std::string& b);
-
 // Checked before the run opens its input (std::runtime_error naming the path, status 1 as the
 // output's own): the folder of a --stats file exists, the path is no folder, not the input's or
 // the output's file (it would be truncated under them), and not an existing file without -y.

@@ -9,7 +9,7 @@
 #include <toml++/toml.h>
 
 #include "common/toml_value.hpp"
-#include "pipeline/frame_stats.hpp"
+#include "io/url.hpp"
 
 namespace hazefree::serve {
 namespace {
@@ -87,7 +87,7 @@ void parse_hosts(const toml::node& node, const std::string& where, ServiceConfig
 // A stream's `stats` file is its own: not another stream's (two runs writing one file interleave
 // and overwrite each other's lines) and not any stream's input or output file (the run would
 // write over it, or be refused and started again for ever). Names of one file however spelled
-// (pipeline/frame_stats.hpp); pipes, stdout and URLs name none.
+// (io/url.hpp); pipes, stdout and URLs name none.
 void check_stats_files(const std::string& path, const ServiceConfig& config) {
   const auto stats_of = [](const StreamConfig& stream) {
     const auto found = stream.options.find("stats");
@@ -101,11 +101,11 @@ void check_stats_files(const std::string& path, const ServiceConfig& config) {
     for (std::size_t j = 0; j < config.streams.size(); ++j) {
       const StreamConfig& other = config.streams[j];
       const std::string whose = j == i ? std::string("the stream") : fmt::format("stream '{}'", other.name);
-      if (same_local_file(stats, other.input))
+      if (io::same_local_file(stats, other.input))
         throw ConfigError(fmt::format("{}: is the input file of {}; choose another file for the statistics", named, whose));
-      if (other.output != "hls" && same_local_file(stats, other.output))
+      if (other.output != "hls" && io::same_local_file(stats, other.output))
         throw ConfigError(fmt::format("{}: is the output file of {}; choose another file for the statistics", named, whose));
-      if (j < i && same_local_file(stats, stats_of(other)))
+      if (j < i && io::same_local_file(stats, stats_of(other)))
         throw ConfigError(fmt::format("{}: is also the stats file of stream '{}'; give each stream a file of its own",
                                       named, other.name));
     }
